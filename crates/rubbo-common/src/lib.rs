@@ -1,4 +1,13 @@
-//! The Dubbo URL, invocation model, errors and extension registry shared by every Rubbo layer.
+//! The Dubbo URL, invocation model, errors and extension registry shared by every
+//! Rubbo layer.
+//!
+//! - [`Url`]: the configuration bus (`protocol://user:pass@host:port/path?k=v`), parsed
+//!   and encoded exactly as Java Dubbo does; [`keys`] names its parameters and
+//!   [`resolve`] implements Dubbo's precedence rules once.
+//! - [`Invocation`], [`RpcResult`], [`RpcError`]: one call, its outcome, its failure.
+//! - [`Invoker`], [`Filter`], [`Protocol`], [`Exporter`]: the shapes every protocol,
+//!   filter and cluster speaks.
+//! - [`ExtensionTable`]: named implementations of an extension point (Java's SPI).
 #![forbid(unsafe_code)]
 #![warn(
     missing_docs,
@@ -7,4 +16,48 @@
     clippy::unwrap_used
 )]
 
+mod error;
+pub mod extension;
+pub mod filter;
+mod invocation;
+mod invoker;
+pub mod keys;
+mod protocol;
+pub mod resolve;
+mod result;
+pub mod url;
+
+pub use error::{ErrorKind, RpcError};
+pub use extension::{ExtensionError, ExtensionTable};
+pub use filter::{Filter, FilterFn, FilteredProtocol, Side, build_chain, filter_fn};
+pub use invocation::{Arguments, Attachments, Invocation};
+pub use invoker::{BoxFuture, BoxInvoker, InvokeFuture, Invoker, InvokerService, ServiceInvoker};
+pub use protocol::{Exporter, Protocol};
+pub use result::{BizException, Encoded, Outcome, Payload, RpcResult, TypedValue};
 pub use rubbo_hessian2::Value;
+pub use url::{Url, UrlError, UrlParams};
+
+/// Builds a service key `{group}/{interface}:{version}`, omitting an empty group or
+/// version (Java's `BaseServiceMetadata.buildServiceKey`).
+///
+/// ```
+/// assert_eq!(rubbo_common::service_key(Some("g"), "a.B", Some("1.0")), "g/a.B:1.0");
+/// assert_eq!(rubbo_common::service_key(None, "a.B", None), "a.B");
+/// ```
+pub fn service_key(group: Option<&str>, interface: &str, version: Option<&str>) -> String {
+    let group = group.filter(|g| !g.is_empty());
+    let version = version.filter(|v| !v.is_empty());
+    let mut key = String::with_capacity(
+        interface.len() + group.map_or(0, |g| g.len() + 1) + version.map_or(0, |v| v.len() + 1),
+    );
+    if let Some(g) = group {
+        key.push_str(g);
+        key.push('/');
+    }
+    key.push_str(interface);
+    if let Some(v) = version {
+        key.push(':');
+        key.push_str(v);
+    }
+    key
+}

@@ -1,0 +1,40 @@
+//! `Protocol` and `Exporter`: how services are exposed and referred on the wire.
+
+use crate::{BoxFuture, BoxInvoker, RpcError, Url};
+
+/// A wire protocol (`dubbo`, `tri`...): exports local invokers as a server and refers
+/// remote providers as invokers.
+///
+/// ```
+/// use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Protocol, RpcError, Url};
+/// use std::sync::Arc;
+///
+/// // A protocol is an extension looked up by name, so it must be usable as `dyn`.
+/// fn _object_safe(_: Arc<dyn Protocol>) {}
+/// ```
+pub trait Protocol: Send + Sync + std::fmt::Debug + 'static {
+    /// The port used when a URL gives none.
+    fn default_port(&self) -> u16;
+
+    /// Serves `invoker` (its URL says host, port, service key). Several services may
+    /// share one server on one port.
+    fn export(
+        &self,
+        invoker: BoxInvoker,
+    ) -> BoxFuture<'static, Result<Box<dyn Exporter>, RpcError>>;
+
+    /// An invoker calling the provider at `url`.
+    fn refer(&self, url: Url) -> BoxFuture<'static, Result<BoxInvoker, RpcError>>;
+
+    /// Unexports everything and closes every connection and server.
+    fn destroy(&self) -> BoxFuture<'static, ()>;
+}
+
+/// A handle on one exported service.
+pub trait Exporter: Send + Sync + std::fmt::Debug {
+    /// The exported invoker.
+    fn invoker(&self) -> &BoxInvoker;
+
+    /// Stops serving this service (the server closes with its last service).
+    fn unexport(&self) -> BoxFuture<'static, ()>;
+}

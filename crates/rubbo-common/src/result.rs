@@ -1,0 +1,200 @@
+//! What a call returns: a value or a business exception, with attachments.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::invocation::Attachments;
+use crate::{RpcError, Value};
+
+/// A value still in its wire form: the bytes of one or more serialized values,
+/// decoded only when someone asks for them (zero-copy from the frame).
+#[derive(Clone, PartialEq)]
+pub struct Encoded {
+    /// The Dubbo serialization id (2 = hessian2).
+    pub serialization: u8,
+    /// The serialized values, back to back.
+    pub bytes: Bytes,
+}
+
+impl fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Encoded")
+            .field("serialization", &self.serialization)
+            .field("len", &self.bytes.len())
+            .finish()
+    }
+}
+
+/// A serializable value of any Rust type, shared (cheap to clone for retries).
+pub type TypedValue = Arc<dyn erased_serde::Serialize + Send + Sync>;
+
+/// One value in one of three forms: dynamic, typed Rust, or still encoded.
+#[derive(Clone)]
+pub enum Payload {
+    /// Java `null` / `void`.
+    Null,
+    /// A dynamic value (generic calls, tools).
+    Value(Value),
+    /// A Rust value from a generated stub or handler, serialized straight to the wire.
+    Typed(TypedValue),
+    /// Bytes as they came off the wire, decoded lazily.
+    Encoded(Encoded),
+}
+
+impl fmt::Debug for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Payload::Null => f.write_str("Null"),
+            Payload::Value(v) => f.debug_tuple("Value").field(v).finish(),
+            Payload::Typed(_) => f.write_str("Typed(..)"),
+            Payload::Encoded(e) => f.debug_tuple("Encoded").field(e).finish(),
+        }
+    }
+}
+
+impl Payload {
+    /// A typed Rust value.
+    pub fn typed<T: serde::Serialize + Send + Sync + 'static>(value: T) -> Self {
+        Payload::Typed(Arc::new(value))
+    }
+}
+
+/// A Java exception thrown by provider code, as data: its class and message, plus the
+/// whole object as sent (stack trace, cause, custom fields) when it came off the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BizException {
+    /// The Java class name, e.g. `org.rubbo.interop.InteropException`.
+    pub class: String,
+    /// `getMessage()`: the `detailMessage` field.
+    pub message: Option<String>,
+    /// The whole Throwable object as decoded, or `Value::Null` when built locally.
+    pub value: Value,
+}
+
+impl BizException {
+    /// An exception of `class` with `message`.
+    pub fn new(class: impl Into<String>, message: Option<String>) -> Self {
+        BizException {
+            class: class.into(),
+            message,
+            value: Value::Null,
+        }
+    }
+}
+
+impl fmt::Display for BizException {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.message {
+            Some(m) => write!(f, "{}: {}", self.class, m),
+            None => f.write_str(&self.class),
+        }
+    }
+}
+
+/// The outcome of a call that reached the provider and came back.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// The method returned (possibly `Payload::Null` for `void` / `null`).
+    Value(Payload),
+    /// The method threw.
+    Exception(BizException),
+}
+
+/// What an [`Invoker`](crate::Invoker) returns on success: a value or a business
+/// exception, with the response attachments.
+///
+/// ```
+/// use rubbo_common::{Payload, RpcResult, Value};
+///
+/// let r = RpcResult::value(Payload::Value(Value::from("hi"))).with_attachment("k", "v");
+/// assert!(r.exception().is_none());
+/// assert_eq!(r.attachments().get("k").and_then(Value::as_str), Some("v"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct RpcResult {
+    outcome: Outcome,
+    attachments: Attachments,
+}
+
+impl RpcResult {
+    /// A returned value.
+    pub fn value(payload: Payload) -> Self {
+        RpcResult {
+            outcome: Outcome::Value(payload),
+            attachments: Attachments::new(),
+        }
+    }
+
+    /// `null` / `void`.
+    pub fn null() -> Self {
+        Self::value(Payload::Null)
+    }
+
+    /// A thrown business exception.
+    pub fn from_exception(exception: BizException) -> Self {
+        RpcResult {
+            outcome: Outcome::Exception(exception),
+            attachments: Attachments::new(),
+        }
+    }
+
+    /// Adds a response attachment (builder style).
+    pub fn with_attachment(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.attachments.insert(key.into(), value.into());
+        self
+    }
+
+    /// The outcome.
+    pub fn outcome(&self) -> &Outcome {
+        &self.outcome
+    }
+
+    /// The business exception, if the method threw.
+    pub fn exception(&self) -> Option<&BizException> {
+        match &self.outcome {
+            Outcome::Exception(e) => Some(e),
+            Outcome::Value(_) => None,
+        }
+    }
+
+    /// The returned payload, if the method returned.
+    pub fn payload(&self) -> Option<&Payload> {
+        match &self.outcome {
+            Outcome::Value(p) => Some(p),
+            Outcome::Exception(_) => None,
+        }
+    }
+
+    /// Response attachments.
+    pub fn attachments(&self) -> &Attachments {
+        &self.attachments
+    }
+
+    /// Response attachments, mutable.
+    pub fn attachments_mut(&mut self) -> &mut Attachments {
+        &mut self.attachments
+    }
+
+    /// Splits into outcome and attachments.
+    pub fn into_parts(self) -> (Outcome, Attachments) {
+        (self.outcome, self.attachments)
+    }
+
+    /// Builds from parts.
+    pub fn from_parts(outcome: Outcome, attachments: Attachments) -> Self {
+        RpcResult {
+            outcome,
+            attachments,
+        }
+    }
+
+    /// The payload, turning a business exception into an [`RpcError`] of kind `Biz`.
+    pub fn into_payload(self) -> Result<Payload, RpcError> {
+        match self.outcome {
+            Outcome::Value(p) => Ok(p),
+            Outcome::Exception(e) => Err(RpcError::from_biz(e)),
+        }
+    }
+}
