@@ -10,7 +10,7 @@
 //! so they never keep memory alive that no URL uses.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, Weak};
 
 use super::params::UrlParams;
@@ -56,9 +56,7 @@ pub(crate) fn share_params(params: UrlParams) -> Arc<UrlParams> {
         purge_at: 1024,
         hasher: Default::default(),
     });
-    let mut h = table.hasher.build_hasher();
-    params.hash(&mut h);
-    let key = h.finish();
+    let key = table.hasher.hash_one(&params);
     let bucket = table.sets.entry(key).or_default();
     for weak in bucket.iter() {
         if let Some(existing) = weak.upgrade() {

@@ -44,7 +44,19 @@ fn parse_params(s: &str, encoded: bool) -> Result<Map, UrlError> {
     } else {
         s.split(['&', ';']).collect()
     };
-    for pair in pairs {
+    for mut pair in pairs {
+        // Java skips '=' at the start of a name.
+        loop {
+            let rest = if encoded {
+                pair.strip_prefix("%3D")
+            } else {
+                pair.strip_prefix('=')
+            };
+            match rest {
+                Some(r) => pair = r,
+                None => break,
+            }
+        }
         let (k, v) = if encoded {
             match pair.split_once("%3D") {
                 Some((k, v)) => (decode_with(k, true)?, Some(decode_with(v, true)?)),
@@ -56,8 +68,8 @@ fn parse_params(s: &str, encoded: bool) -> Result<Map, UrlError> {
                 None => (pair.to_owned(), None),
             }
         };
-        // Java skips a leading '=' run and empty names; a bare key stands for itself.
-        let k = k.trim_start_matches('=');
+        // Empty names are skipped; a bare key stands for itself.
+        let k = k.as_str();
         if k.is_empty() {
             continue;
         }
