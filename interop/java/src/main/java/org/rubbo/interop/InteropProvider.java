@@ -1,0 +1,71 @@
+package org.rubbo.interop;
+
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.dubbo.config.ApplicationConfig;
+import org.apache.dubbo.config.ProtocolConfig;
+import org.apache.dubbo.config.RegistryConfig;
+import org.apache.dubbo.config.ServiceConfig;
+import org.apache.dubbo.config.bootstrap.DubboBootstrap;
+
+/**
+ * Java Dubbo provider of the interop contract.
+ *
+ * <pre>
+ *   InteropProvider --port 20880 [--registry zookeeper://127.0.0.1:2181 | N/A] [--host 127.0.0.1]
+ * </pre>
+ *
+ * Prints exactly one stdout line {@code READY dubbo <port>} once serving, then runs until killed
+ * (SIGTERM runs Dubbo's shutdown hook: unregister, close server). Logs go to stderr.
+ */
+public final class InteropProvider {
+    public static final String APPLICATION = "interop-provider";
+
+    private InteropProvider() {}
+
+    public static void main(String[] argv) throws Exception {
+        // Plain AF_INET sockets (must be set before any networking class initialises).
+        System.setProperty("java.net.preferIPv4Stack", "true");
+        Args args = Args.parse(argv);
+        int port = args.getInt("port", 20880);
+        String host = args.get("host", "127.0.0.1");
+        String registry = args.registry();
+
+        LoopbackBind.pinLocalHost(host);
+        ApplicationConfig app = new ApplicationConfig(APPLICATION);
+        app.setQosEnable(false);
+        app.setLogger("slf4j");
+
+        ProtocolConfig protocol = new ProtocolConfig("dubbo", port);
+        protocol.setHost(host);
+        // Binds only `host`: see LoopbackBind (Dubbo itself would widen 127.* to 0.0.0.0).
+
+        RegistryConfig reg = new RegistryConfig(registry == null ? RegistryConfig.NO_AVAILABLE : registry);
+        if (registry != null) {
+            reg.setTimeout(args.getInt("registry-timeout", 10000));
+        }
+
+        ServiceConfig<InteropService> service = new ServiceConfig<>();
+        service.setInterface(InteropService.class);
+        service.setRef(new InteropServiceImpl(APPLICATION, host, port));
+        service.setVersion("1.0.0");
+
+        DubboBootstrap bootstrap = DubboBootstrap.getInstance()
+                .application(app)
+                .registry(reg)
+                .protocol(protocol)
+                .service(service)
+                .start();
+
+        System.out.println("READY dubbo " + port);
+        System.out.flush();
+
+        CountDownLatch forever = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(forever::countDown, "interop-provider-exit"));
+        forever.await();
+        // Dubbo's own shutdown hook stops the bootstrap (unregister + close).
+        if (bootstrap.isRunning()) {
+            System.err.println("interop-provider: shutting down");
+        }
+    }
+}
