@@ -1,0 +1,238 @@
+//! The exchange client: one multiplexed connection per client, with reconnect.
+
+mod connection;
+pub(crate) mod pending;
+mod pool;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use parking_lot::RwLock;
+use tokio_util::sync::{CancellationToken, DropGuard};
+use tracing::{Instrument, debug, info};
+
+use self::connection::Connection;
+pub use self::pool::{Clients, ConnectionPool};
+use crate::{ClientConfig, RemotingError, Response};
+
+/// A client of one provider address over one multiplexed TCP connection.
+///
+/// Cheap to clone (an `Arc` inside); every clone shares the connection. Any
+/// number of calls can be in flight at once; each call is a future. When the last
+/// clone is dropped (or [`close`](ExchangeClient::close) is called) the connection
+/// closes.
+///
+/// **Connection loss.** Pending calls fail at once with
+/// [`RemotingError::ChannelInactive`]. A background task reconnects with a
+/// doubling backoff ([`ClientConfig::reconnect_backoff`] up to
+/// [`ClientConfig::reconnect_backoff_max`]). Calls made while disconnected **fail
+/// fast** with [`RemotingError::Disconnected`] instead of waiting, so a cluster
+/// layer can fail over at once; [`is_available`](ExchangeClient::is_available)
+/// tells when the connection is back.
+///
+/// **Readonly.** After the provider's readonly event the connection is
+/// unavailable and new calls fail with [`RemotingError::ReadOnly`] until a
+/// reconnect replaces the connection.
+///
+/// ```
+/// # use std::time::Duration;
+/// # use bytes::Bytes;
+/// # use rubbo_remoting::*;
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let echo = handler_fn(|req: Request, _conn: ConnectionInfo| async move {
+///     req.two_way.then(|| Response::ok(req.id, req.serialization, req.body))
+/// });
+/// let server = Server::bind("127.0.0.1:0", ServerConfig::default(), echo).await?;
+/// let client = ExchangeClient::connect(&server.local_addr().to_string(), ClientConfig::default()).await?;
+/// let resp = client.request(Bytes::from_static(b"hi"), HESSIAN2, Duration::from_secs(1)).await?;
+/// assert_eq!((resp.status, &resp.body[..]), (Status::OK, &b"hi"[..]));
+/// client.send_oneway(Bytes::from_static(b"fire and forget"), HESSIAN2).await?;
+/// server.shutdown().await;
+/// # Ok::<(), RemotingError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct ExchangeClient {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    shared: Arc<Shared>,
+    _close_on_drop: DropGuard,
+}
+
+struct Shared {
+    addr: Arc<str>,
+    config: ClientConfig,
+    current: RwLock<Option<Arc<Connection>>>,
+    token: CancellationToken,
+}
+
+impl ExchangeClient {
+    /// Connects to `addr` (`host:port`) within [`ClientConfig::connect_timeout`].
+    pub async fn connect(addr: &str, config: ClientConfig) -> Result<Self, RemotingError> {
+        let addr: Arc<str> = Arc::from(addr);
+        let token = CancellationToken::new();
+        let conn = Connection::open(&addr, &config, &token).await?;
+        let shared = Arc::new(Shared {
+            addr: addr.clone(),
+            config,
+            current: RwLock::new(Some(conn.clone())),
+            token: token.clone(),
+        });
+        let span = tracing::debug_span!("client", peer = %addr);
+        tokio::spawn(supervise(shared.clone(), conn).instrument(span));
+        Ok(ExchangeClient {
+            inner: Arc::new(Inner {
+                shared,
+                _close_on_drop: token.drop_guard(),
+            }),
+        })
+    }
+
+    /// Sends a two-way request and waits for its response, at most `timeout`.
+    ///
+    /// A response with any status is `Ok`; a body over the payload limit yields a
+    /// local status-90 response. Errors: [`RemotingError::Timeout`] (its `sent`
+    /// field tells "not sent" from "sent, no reply"), network errors (see the type
+    /// docs), [`RemotingError::PayloadTooLarge`] (nothing sent).
+    pub async fn request(
+        &self,
+        body: Bytes,
+        serialization: u8,
+        timeout: Duration,
+    ) -> Result<Response, RemotingError> {
+        let conn = self.connection()?;
+        conn.request(body, serialization, timeout).await
+    }
+
+    /// Sends a one-way request; returns once it is queued for writing.
+    pub async fn send_oneway(&self, body: Bytes, serialization: u8) -> Result<(), RemotingError> {
+        let conn = self.connection()?;
+        conn.send_oneway(body, serialization).await
+    }
+
+    /// Connected, not closed and not marked readonly by the provider.
+    pub fn is_available(&self) -> bool {
+        self.current()
+            .is_some_and(|c| !c.is_closed() && !c.is_readonly())
+    }
+
+    /// Connected and not closed (may be readonly).
+    pub fn is_connected(&self) -> bool {
+        self.current().is_some_and(|c| !c.is_closed())
+    }
+
+    /// The provider address this client connects to.
+    pub fn addr(&self) -> &str {
+        &self.inner.shared.addr
+    }
+
+    /// Local address of the current connection, `None` while disconnected.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.current()
+            .filter(|c| !c.is_closed())
+            .map(|c| c.local_addr())
+    }
+
+    /// Closes the connection for every clone and stops reconnecting. Pending calls
+    /// fail with [`RemotingError::ChannelInactive`], new ones with
+    /// [`RemotingError::Closed`].
+    pub fn close(&self) {
+        self.inner.shared.token.cancel();
+    }
+
+    /// `true` after [`close`](ExchangeClient::close).
+    pub fn is_closed(&self) -> bool {
+        self.inner.shared.token.is_cancelled()
+    }
+
+    pub(crate) fn downgrade(&self) -> std::sync::Weak<Inner> {
+        Arc::downgrade(&self.inner)
+    }
+
+    pub(crate) fn upgrade(weak: &std::sync::Weak<Inner>) -> Option<Self> {
+        weak.upgrade().map(|inner| ExchangeClient { inner })
+    }
+
+    fn current(&self) -> Option<Arc<Connection>> {
+        self.inner.shared.current.read().clone()
+    }
+
+    fn connection(&self) -> Result<Arc<Connection>, RemotingError> {
+        let shared = &self.inner.shared;
+        if shared.token.is_cancelled() {
+            return Err(RemotingError::Closed {
+                addr: shared.addr.to_string(),
+            });
+        }
+        match &*shared.current.read() {
+            Some(c) if c.is_readonly() => Err(RemotingError::ReadOnly {
+                addr: shared.addr.to_string(),
+            }),
+            Some(c) if !c.is_closed() => Ok(c.clone()),
+            _ => Err(RemotingError::Disconnected {
+                addr: shared.addr.to_string(),
+            }),
+        }
+    }
+}
+
+impl fmt::Debug for ExchangeClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExchangeClient")
+            .field("addr", &self.addr())
+            .field("available", &self.is_available())
+            .finish()
+    }
+}
+
+impl fmt::Debug for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inner")
+            .field("addr", &self.shared.addr)
+            .finish()
+    }
+}
+
+/// Watches the connection and replaces it when it is lost, until the client closes.
+async fn supervise(shared: Arc<Shared>, mut conn: Arc<Connection>) {
+    loop {
+        tokio::select! {
+            _ = shared.token.cancelled() => break,
+            _ = conn.closed() => {}
+        }
+        let mut backoff = shared.config.reconnect_backoff;
+        loop {
+            tokio::select! {
+                _ = shared.token.cancelled() => {
+                    *shared.current.write() = None;
+                    return;
+                }
+                _ = tokio::time::sleep(backoff) => {}
+            }
+            let attempt = tokio::select! {
+                _ = shared.token.cancelled() => break,
+                r = Connection::open(&shared.addr, &shared.config, &shared.token) => r,
+            };
+            match attempt {
+                Ok(c) => {
+                    info!(peer = %shared.addr, "reconnected");
+                    *shared.current.write() = Some(c.clone());
+                    conn = c;
+                    break;
+                }
+                Err(e) => {
+                    debug!(error = %e, backoff_ms = backoff.as_millis() as u64, "reconnect failed");
+                    backoff = (backoff * 2).min(shared.config.reconnect_backoff_max);
+                }
+            }
+        }
+    }
+    if let Some(c) = shared.current.write().take() {
+        c.close();
+    }
+}

@@ -1,0 +1,222 @@
+//! Plain configuration structs for clients and servers.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::{ErrorBodyFn, RemotingError, hessian2_error_body};
+
+/// Default payload limit: 8 MiB.
+pub const DEFAULT_PAYLOAD: i64 = 8 * 1024 * 1024;
+const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(60);
+
+/// Client (consumer) connection settings.
+///
+/// ```
+/// use std::time::Duration;
+/// use rubbo_remoting::ClientConfig;
+/// let c = ClientConfig::default().with_heartbeat(Duration::from_millis(100));
+/// assert_eq!(c.heartbeat_timeout, Duration::from_millis(300));
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ClientConfig {
+    /// Connect timeout (`connect.timeout`, default 3000 ms).
+    pub connect_timeout: Duration,
+    /// Send a heartbeat after this long with nothing read (`heartbeat`, default
+    /// 60 s); zero disables heartbeats and the idle close.
+    pub heartbeat: Duration,
+    /// Close the connection after this long with nothing read
+    /// (`heartbeat.timeout`, default 3 x heartbeat).
+    pub heartbeat_timeout: Duration,
+    /// Payload limit in bytes (`payload`, default 8 MiB); `<= 0` disables it.
+    pub payload: i64,
+    /// First reconnect delay; doubles after each failed attempt.
+    pub reconnect_backoff: Duration,
+    /// Upper bound of the reconnect delay (default 2 s, Dubbo's `reconnect`).
+    pub reconnect_backoff_max: Duration,
+    /// Frames queued for the connection's writer before senders wait.
+    pub write_queue: usize,
+    /// Builds the body of locally generated error responses (status 90).
+    pub error_body: ErrorBodyFn,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            connect_timeout: Duration::from_millis(3000),
+            heartbeat: DEFAULT_HEARTBEAT,
+            heartbeat_timeout: DEFAULT_HEARTBEAT * 3,
+            payload: DEFAULT_PAYLOAD,
+            reconnect_backoff: Duration::from_millis(100),
+            reconnect_backoff_max: Duration::from_millis(2000),
+            write_queue: 8192,
+            error_body: hessian2_error_body,
+        }
+    }
+}
+
+impl ClientConfig {
+    /// Sets the connect timeout.
+    pub fn with_connect_timeout(mut self, t: Duration) -> Self {
+        self.connect_timeout = t;
+        self
+    }
+
+    /// Sets the heartbeat interval and the idle close to 3 x that interval.
+    pub fn with_heartbeat(mut self, t: Duration) -> Self {
+        self.heartbeat = t;
+        self.heartbeat_timeout = t * 3;
+        self
+    }
+
+    /// Sets the idle close (at least 2 x heartbeat, as in Dubbo).
+    pub fn with_heartbeat_timeout(mut self, t: Duration) -> Self {
+        self.heartbeat_timeout = t.max(self.heartbeat * 2);
+        self
+    }
+
+    /// Sets the payload limit (`<= 0` disables it).
+    pub fn with_payload(mut self, payload: i64) -> Self {
+        self.payload = payload;
+        self
+    }
+
+    /// Sets the reconnect backoff bounds.
+    pub fn with_reconnect_backoff(mut self, first: Duration, max: Duration) -> Self {
+        self.reconnect_backoff = first;
+        self.reconnect_backoff_max = max.max(first);
+        self
+    }
+
+    /// Sets the error-body encoder.
+    pub fn with_error_body(mut self, f: ErrorBodyFn) -> Self {
+        self.error_body = f;
+        self
+    }
+}
+
+/// Where a server runs its handler.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Dispatch {
+    /// Every request runs in its own spawned task (Dubbo `all`, the default).
+    #[default]
+    All,
+    /// The handler is awaited on the connection's I/O task (Dubbo `direct`):
+    /// requests of one connection run one after another.
+    Direct,
+}
+
+impl FromStr for Dispatch {
+    type Err = RemotingError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "all" => Ok(Dispatch::All),
+            "direct" => Ok(Dispatch::Direct),
+            other => Err(RemotingError::InvalidConfig(format!(
+                "unknown dispatcher {other:?}, known: all, direct"
+            ))),
+        }
+    }
+}
+
+/// Server (provider) settings.
+///
+/// ```
+/// use rubbo_remoting::{Dispatch, ServerConfig};
+/// let c = ServerConfig::default().with_dispatch("direct".parse().unwrap());
+/// assert_eq!(c.dispatch, Dispatch::Direct);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Payload limit in bytes for requests read and responses written
+    /// (default 8 MiB); `<= 0` disables it.
+    pub payload: i64,
+    /// How often idle connections are checked (default 60 s).
+    pub heartbeat: Duration,
+    /// Close a connection after this long with nothing read (`heartbeat.timeout`,
+    /// default 180 s); zero disables the idle close.
+    pub heartbeat_timeout: Duration,
+    /// Handler dispatch mode.
+    pub dispatch: Dispatch,
+    /// Longest graceful-shutdown wait for in-flight requests (default 10 s).
+    pub shutdown_timeout: Duration,
+    /// Send the readonly event to every connection on graceful shutdown
+    /// (`channel.readonly.send`, default true).
+    pub send_readonly: bool,
+    /// Frames queued for a connection's writer before senders wait.
+    pub write_queue: usize,
+    /// Builds the body of error responses the server writes itself (status 80 on a
+    /// handler panic, 25 on an over-payload response).
+    pub error_body: ErrorBodyFn,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            payload: DEFAULT_PAYLOAD,
+            heartbeat: DEFAULT_HEARTBEAT,
+            heartbeat_timeout: DEFAULT_HEARTBEAT * 3,
+            dispatch: Dispatch::All,
+            shutdown_timeout: Duration::from_secs(10),
+            send_readonly: true,
+            write_queue: 8192,
+            error_body: hessian2_error_body,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Sets the heartbeat interval and the idle close to 3 x that interval.
+    pub fn with_heartbeat(mut self, t: Duration) -> Self {
+        self.heartbeat = t;
+        self.heartbeat_timeout = t * 3;
+        self
+    }
+
+    /// Sets the idle close.
+    pub fn with_heartbeat_timeout(mut self, t: Duration) -> Self {
+        self.heartbeat_timeout = t;
+        self
+    }
+
+    /// Sets the payload limit (`<= 0` disables it).
+    pub fn with_payload(mut self, payload: i64) -> Self {
+        self.payload = payload;
+        self
+    }
+
+    /// Sets the dispatch mode.
+    pub fn with_dispatch(mut self, d: Dispatch) -> Self {
+        self.dispatch = d;
+        self
+    }
+
+    /// Sets the graceful-shutdown wait.
+    pub fn with_shutdown_timeout(mut self, t: Duration) -> Self {
+        self.shutdown_timeout = t;
+        self
+    }
+
+    /// Sets whether the readonly event is sent on graceful shutdown.
+    pub fn with_send_readonly(mut self, send: bool) -> Self {
+        self.send_readonly = send;
+        self
+    }
+
+    /// Sets the error-body encoder.
+    pub fn with_error_body(mut self, f: ErrorBodyFn) -> Self {
+        self.error_body = f;
+        self
+    }
+}
+
+pub(crate) fn max_payload(payload: i64) -> Option<usize> {
+    if payload <= 0 {
+        None
+    } else {
+        Some(usize::try_from(payload).unwrap_or(usize::MAX))
+    }
+}

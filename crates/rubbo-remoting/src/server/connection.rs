@@ -1,0 +1,248 @@
+//! One server connection: reader loop, event handling, dispatch to the handler.
+
+use std::any::Any;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use futures::FutureExt;
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedReadHalf;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, debug, error, trace, warn};
+
+use super::inflight::InFlightGuard;
+use super::{ConnHandle, ConnectionInfo, Handler, ServerShared};
+use crate::codec::event::MAX_EVENT_BODY;
+use crate::config::max_payload;
+use crate::idle::{IdleTicker, READ_BUF, reserve_read};
+use crate::writer::{Outgoing, WriterStop, run_writer};
+use crate::{Decoded, Decoder, Dispatch, ErrorBodyFn, Request, Response, Status};
+
+static NEXT_CONN_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketAddr) {
+    if let Err(e) = stream.set_nodelay(true) {
+        debug!(error = %e, "TCP_NODELAY not set");
+    }
+    let local = match stream.local_addr() {
+        Ok(a) => a,
+        Err(e) => {
+            debug!(error = %e, %peer, "accepted socket unusable");
+            return;
+        }
+    };
+    let info = ConnectionInfo {
+        id: NEXT_CONN_ID.fetch_add(1, Ordering::Relaxed),
+        peer,
+        local,
+    };
+    let (rd, wr) = stream.into_split();
+    let (tx, rx) = mpsc::channel(shared.config.write_queue.max(1));
+    let close = shared.hard.child_token();
+    let drain = CancellationToken::new();
+    shared.conns.lock().insert(
+        info.id,
+        ConnHandle {
+            tx: tx.clone(),
+            drain: drain.clone(),
+        },
+    );
+    let span = tracing::debug_span!("connection", id = info.id, %peer);
+    let stop = WriterStop {
+        close: close.clone(),
+        drain: Some(drain.clone()),
+    };
+    shared
+        .tracker
+        .spawn(run_writer(wr, rx, stop, None).instrument(span.clone()));
+    let conn = ServerConn {
+        shared: shared.clone(),
+        info,
+        tx,
+        close,
+        drain,
+    };
+    debug!(id = info.id, %peer, "accepted connection");
+    shared.tracker.spawn(
+        async move {
+            let reason = conn.read_loop(rd).await;
+            conn.shared.conns.lock().remove(&conn.info.id);
+            debug!(reason, "connection closed");
+        }
+        .instrument(span),
+    );
+}
+
+struct ServerConn {
+    shared: Arc<ServerShared>,
+    info: ConnectionInfo,
+    tx: mpsc::Sender<Outgoing>,
+    close: CancellationToken,
+    drain: CancellationToken,
+}
+
+impl ServerConn {
+    async fn read_loop(&self, mut rd: OwnedReadHalf) -> &'static str {
+        let cfg = &self.shared.config;
+        let mut buf = BytesMut::with_capacity(READ_BUF);
+        let mut decoder = Decoder::new(cfg.payload);
+        let check_every = if cfg.heartbeat_timeout.is_zero() {
+            Duration::ZERO
+        } else if cfg.heartbeat.is_zero() {
+            cfg.heartbeat_timeout / 3
+        } else {
+            cfg.heartbeat.min(cfg.heartbeat_timeout)
+        };
+        let mut idle = IdleTicker::new(check_every);
+        loop {
+            reserve_read(&mut buf);
+            tokio::select! {
+                biased;
+                _ = self.close.cancelled() => return "closed",
+                _ = self.drain.cancelled() => return "server shutdown",
+                r = rd.read_buf(&mut buf) => match r {
+                    Ok(0) => {
+                        self.close.cancel();
+                        return "closed by peer";
+                    }
+                    Ok(_) => {
+                        idle.touch();
+                        loop {
+                            match decoder.decode(&mut buf) {
+                                Ok(Some(frame)) => self.on_frame(frame).await,
+                                Ok(None) => break,
+                                Err(e) => {
+                                    warn!(peer = %self.info.peer, error = %e, "undecodable data, closing connection");
+                                    self.close.cancel();
+                                    return "decode error";
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        debug!(error = %e, "read failed");
+                        self.close.cancel();
+                        return "read error";
+                    }
+                },
+                idle_for = idle.tick() => {
+                    if idle_for >= cfg.heartbeat_timeout {
+                        warn!(peer = %self.info.peer, idle_ms = idle_for.as_millis() as u64, "idle connection closed");
+                        self.close.cancel();
+                        return "idle timeout";
+                    }
+                }
+            }
+        }
+    }
+
+    async fn on_frame(&self, frame: Decoded) {
+        match frame {
+            Decoded::Request(req) if req.event => self.on_event(req).await,
+            Decoded::Request(req) => self.dispatch(req).await,
+            Decoded::Response(resp) if resp.event => trace!(id = resp.id, "heartbeat response"),
+            Decoded::Response(resp) => debug!(id = resp.id, "unexpected response dropped"),
+            Decoded::ResponseTooLarge { id, .. } => debug!(id, "unexpected response dropped"),
+        }
+    }
+
+    async fn on_event(&self, req: Request) {
+        if req.broken.is_some() || req.body.len() > MAX_EVENT_BODY {
+            warn!(id = req.id, len = req.body.len(), "oversized event dropped");
+        } else if req.is_heartbeat() {
+            trace!(id = req.id, two_way = req.two_way, "heartbeat");
+            if req.two_way {
+                let _ = self
+                    .tx
+                    .send(Outgoing::response(Response::heartbeat(&req)))
+                    .await;
+            }
+        } else {
+            debug!(id = req.id, "readonly/writable event from consumer ignored");
+        }
+    }
+
+    async fn dispatch(&self, req: Request) {
+        let cfg = &self.shared.config;
+        let call = Call {
+            handler: self.shared.handler.clone(),
+            info: self.info,
+            tx: self.tx.clone(),
+            _guard: self.shared.inflight.enter(),
+            error_body: cfg.error_body,
+            max_payload: max_payload(cfg.payload),
+        };
+        match cfg.dispatch {
+            Dispatch::All => {
+                tokio::spawn(call.run(req).in_current_span());
+            }
+            Dispatch::Direct => call.run(req).await,
+        }
+    }
+}
+
+/// One request on its way through the handler.
+struct Call {
+    handler: Arc<dyn Handler>,
+    info: ConnectionInfo,
+    tx: mpsc::Sender<Outgoing>,
+    _guard: InFlightGuard,
+    error_body: ErrorBodyFn,
+    max_payload: Option<usize>,
+}
+
+impl Call {
+    async fn run(self, req: Request) {
+        let (id, ser, two_way) = (req.id, req.serialization, req.two_way);
+        let handled = AssertUnwindSafe(async { self.handler.handle(req, &self.info).await })
+            .catch_unwind()
+            .await;
+        let mut resp = match handled {
+            Ok(Some(resp)) if two_way => resp,
+            Ok(Some(_)) => return debug!(id, "response to a one-way request dropped"),
+            Ok(None) => {
+                if two_way {
+                    debug!(id, "handler gave no response to a two-way request");
+                }
+                return;
+            }
+            Err(panic) => {
+                let msg = panic_message(&*panic);
+                error!(id, panic = msg, "handler panicked");
+                if !two_way {
+                    return;
+                }
+                let text = format!("Unexpected error in server handler: {msg}");
+                Response::new(id, ser, Status::SERVER_ERROR, (self.error_body)(ser, &text))
+            }
+        };
+        resp.id = id;
+        if let Some(max) = self.max_payload {
+            if resp.body.len() > max {
+                let len = resp.body.len();
+                warn!(
+                    id,
+                    len, max, "response exceeds payload limit, sending status 25"
+                );
+                let text = format!("Data length too large: {len}, max payload: {max}");
+                let body = (self.error_body)(resp.serialization, &text);
+                resp = Response::new(id, resp.serialization, Status::SERIALIZATION_ERROR, body);
+            }
+        }
+        let _ = self.tx.send(Outgoing::response(resp)).await;
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("non-string panic payload")
+}

@@ -1,0 +1,120 @@
+//! The per-connection writer task: batches queued frames into one write.
+
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::AsyncWriteExt;
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, trace};
+
+use crate::client::pending::Pending;
+use crate::{HEADER_LEN, Header, Request, Response};
+
+/// Frames taken from the queue per write at most.
+const MAX_BATCH: usize = 512;
+const INITIAL_BUF: usize = 64 * 1024;
+/// A write buffer grown beyond this is released after use.
+const KEEP_BUF: usize = 4 * 1024 * 1024;
+
+/// A frame queued for the writer: header plus body, no allocation besides the body.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    pub(crate) header: Header,
+    pub(crate) body: Bytes,
+}
+
+impl Outgoing {
+    pub(crate) fn request(req: Request) -> Self {
+        Outgoing {
+            header: req.header(),
+            body: req.body,
+        }
+    }
+
+    pub(crate) fn response(resp: Response) -> Self {
+        Outgoing {
+            header: resp.header(),
+            body: resp.body,
+        }
+    }
+
+    fn awaits_reply(&self) -> bool {
+        self.header.is_request() && self.header.is_two_way() && !self.header.is_event()
+    }
+}
+
+/// What ends a writer.
+#[derive(Debug)]
+pub(crate) struct WriterStop {
+    /// Stop at once; cancelled by the writer itself on a write error.
+    pub(crate) close: CancellationToken,
+    /// Write what is queued, shut the socket's write side down, stop.
+    pub(crate) drain: Option<CancellationToken>,
+}
+
+/// Runs until the queue's senders are gone, `close` fires, or `drain` fires and the
+/// queue was flushed. Marks written two-way requests as sent in `pending`.
+pub(crate) async fn run_writer(
+    mut io: OwnedWriteHalf,
+    mut rx: mpsc::Receiver<Outgoing>,
+    stop: WriterStop,
+    pending: Option<Arc<Pending>>,
+) {
+    let mut batch: Vec<Outgoing> = Vec::with_capacity(MAX_BATCH);
+    let mut buf = BytesMut::with_capacity(INITIAL_BUF);
+    let drain = stop.drain.clone().unwrap_or_default();
+    loop {
+        let n = tokio::select! {
+            biased;
+            _ = stop.close.cancelled() => return,
+            n = rx.recv_many(&mut batch, MAX_BATCH) => n,
+            _ = drain.cancelled(), if stop.drain.is_some() => {
+                while let Ok(f) = rx.try_recv() {
+                    batch.push(f);
+                }
+                if !batch.is_empty() && write_batch(&mut io, &mut buf, &mut batch, None).await.is_err() {
+                    return;
+                }
+                let _ = io.shutdown().await;
+                return;
+            }
+        };
+        if n == 0 {
+            let _ = io.shutdown().await;
+            return;
+        }
+        if let Err(e) = write_batch(&mut io, &mut buf, &mut batch, pending.as_deref()).await {
+            debug!(error = %e, "write failed, closing connection");
+            stop.close.cancel();
+            return;
+        }
+        if buf.capacity() > KEEP_BUF {
+            buf = BytesMut::with_capacity(INITIAL_BUF);
+        }
+    }
+}
+
+async fn write_batch(
+    io: &mut OwnedWriteHalf,
+    buf: &mut BytesMut,
+    batch: &mut Vec<Outgoing>,
+    pending: Option<&Pending>,
+) -> std::io::Result<()> {
+    buf.clear();
+    for f in batch.iter() {
+        buf.reserve(HEADER_LEN + f.body.len());
+        f.header.encode(buf);
+        buf.extend_from_slice(&f.body);
+    }
+    trace!(frames = batch.len(), bytes = buf.len(), "write batch");
+    io.write_all(buf).await?;
+    if let Some(p) = pending {
+        for f in batch.iter().filter(|f| f.awaits_reply()) {
+            p.mark_sent(f.header.id);
+        }
+    }
+    batch.clear();
+    Ok(())
+}
