@@ -73,8 +73,12 @@ run_consumer() {
     local name="$1"
     shift
     local rc=0
+    # In the background + wait, so a signal to this script is handled at once (trap kills it).
     timeout 300 "$here/run-java.sh" InteropConsumer --timeout 3000 "$@" \
-        >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+        >"$work/$name.out" 2>"$work/$name.err" &
+    pids+=("$!")
+    wait "${pids[-1]}" || rc=$?
+    unset 'pids[-1]'
     grep -v '^PASS ' "$work/$name.out" | sed "s/^/[$name] /" || true
     echo "[$name] exit $rc"
     return "$rc"

@@ -36,7 +36,11 @@ import org.apache.dubbo.rpc.service.GenericService;
  *   InteropConsumer --url dubbo://127.0.0.1:20880 | --registry zookeeper://127.0.0.1:2181
  *                   [--timeout 3000] [--deadline 180000] [--wait 20000] [--no-generic]
  *                   [--only substring] [--expect-whoami interop-provider@127.0.0.1:20880]
+ *                   [--migration FORCE_INTERFACE|APPLICATION_FIRST|FORCE_APPLICATION]
  * </pre>
+ *
+ * {@code --migration} picks how a registry is read (Dubbo default APPLICATION_FIRST: both the
+ * interface-level and the application-level nodes, preferring application-level when present).
  */
 public final class InteropConsumer {
     public static final String APPLICATION = "interop-consumer";
@@ -215,6 +219,9 @@ public final class InteropConsumer {
         int bulkTimeout = Math.max(timeout, args.getInt("bulk-timeout", 15000));
 
         LoopbackBind.pinLocalHost(args.get("host", "127.0.0.1"));
+        if (args.has("migration")) {
+            System.setProperty("dubbo.application.service-discovery.migration", args.get("migration", ""));
+        }
         ApplicationConfig app = new ApplicationConfig(APPLICATION);
         app.setQosEnable(false);
         app.setLogger("slf4j");

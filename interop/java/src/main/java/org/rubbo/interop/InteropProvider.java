@@ -13,7 +13,11 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  *
  * <pre>
  *   InteropProvider --port 20880 [--registry zookeeper://127.0.0.1:2181 | N/A] [--host 127.0.0.1]
+ *                   [--register-mode all|interface|instance]
  * </pre>
+ *
+ * {@code --register-mode} (Dubbo default {@code all}): {@code interface} writes only
+ * /dubbo/&lt;iface&gt;/providers, {@code instance} only the application-level /services nodes.
  *
  * Prints exactly one stdout line {@code READY dubbo <port>} once serving, then runs until killed
  * (SIGTERM runs Dubbo's shutdown hook: unregister, close server). Logs go to stderr.
@@ -35,6 +39,9 @@ public final class InteropProvider {
         ApplicationConfig app = new ApplicationConfig(APPLICATION);
         app.setQosEnable(false);
         app.setLogger("slf4j");
+        if (args.has("register-mode")) {
+            app.setRegisterMode(args.get("register-mode", "all"));
+        }
 
         ProtocolConfig protocol = new ProtocolConfig("dubbo", port);
         protocol.setHost(host);
