@@ -125,6 +125,68 @@ impl Value {
         }
     }
 
+    /// The number as `f64`, if this is a double, an int or a long.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Double(v) => Some(*v),
+            Value::Int(v) => Some(f64::from(*v)),
+            Value::Long(v) => Some(*v as f64),
+            _ => None,
+        }
+    }
+
+    /// The items, if this is a list.
+    pub fn as_list(&self) -> Option<&List> {
+        match self {
+            Value::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The map, if this is a map.
+    pub fn as_map(&self) -> Option<&Map> {
+        match self {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The object, if this is an object.
+    pub fn as_object(&self) -> Option<&Object> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The class name of an object, or the type name of a typed list or map.
+    pub fn class_name(&self) -> Option<&str> {
+        match self {
+            Value::Object(o) => Some(&o.class),
+            Value::List(l) => l.type_name.as_deref(),
+            Value::Map(m) => m.type_name.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// A short name of the variant (`"int"`, `"list"`...), for messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "int",
+            Value::Long(_) => "long",
+            Value::Double(_) => "double",
+            Value::String(_) => "string",
+            Value::Binary(_) => "binary",
+            Value::Date(_) => "date",
+            Value::List(_) => "list",
+            Value::Map(_) => "map",
+            Value::Object(_) => "object",
+            Value::Ref(_) => "reference",
+        }
+    }
+
     /// Whether this is `Null`.
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)

@@ -1,0 +1,913 @@
+//! The streaming decoder: reads Hessian 2 values one after another from a byte slice.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::tags::{self, Kind};
+use crate::value::{List, Map, Object, Value};
+
+/// The default bound on nesting depth (lists, maps, objects, references).
+pub const DEFAULT_MAX_DEPTH: usize = 512;
+
+/// A class definition read from the stream.
+#[derive(Debug, Clone)]
+pub(crate) struct ClassDef {
+    pub(crate) name: Arc<str>,
+    pub(crate) fields: Arc<[Arc<str>]>,
+}
+
+/// How a list starts: its type and its length (`None` = ends with `Z`).
+#[derive(Debug)]
+pub(crate) struct ListHead {
+    pub(crate) type_name: Option<Arc<str>>,
+    pub(crate) len: Option<usize>,
+}
+
+/// Reads a sequence of Hessian 2 values from a byte slice.
+///
+/// One `Decoder` is one Hessian stream: class definitions, type names and the
+/// object reference table are shared by all values read from it, as in one
+/// Dubbo body. Values can be read as a dynamic [`Value`], as any serde type
+/// ([`Decoder::read`]), or skipped without being built ([`Decoder::skip_value`]).
+///
+/// ```
+/// use rubbo_hessian2::{Decoder, Encoder, Value};
+///
+/// let mut buf = Vec::new();
+/// let mut enc = Encoder::new(&mut buf);
+/// enc.write_string("2.0.2")?;
+/// enc.write(&(1i32, "two"))?;
+/// enc.write_int(7)?;
+///
+/// let mut dec = Decoder::new(&buf);
+/// assert_eq!(dec.read_string()?, "2.0.2");
+/// let mark = dec.position();
+/// dec.skip_value()?; // skipped without building it
+/// assert_eq!(dec.read::<i32>()?, 7);
+/// assert!(dec.is_empty());
+///
+/// // decode the skipped value later, lazily, from its own slice
+/// let mut lazy = Decoder::new(&buf[mark..]);
+/// let (a, b): (i32, String) = lazy.read()?;
+/// assert_eq!((a, b.as_str()), (1, "two"));
+/// # Ok::<(), rubbo_hessian2::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Decoder<'de> {
+    input: &'de [u8],
+    pos: usize,
+    pub(crate) classes: Vec<ClassDef>,
+    types: Vec<Arc<str>>,
+    /// Start offset of every container (list, map, object), in stream order.
+    pub(crate) refs: Vec<usize>,
+    /// Reference indices of the containers being decoded right now (typed decoding).
+    pub(crate) active: Vec<u32>,
+    /// > 0 while re-reading a referenced container: nothing is registered then.
+    pub(crate) replay: u32,
+    pub(crate) replay_next: u32,
+    depth: usize,
+    max_depth: usize,
+}
+
+impl<'de> Decoder<'de> {
+    /// A decoder over `input`, starting at its first byte.
+    pub fn new(input: &'de [u8]) -> Self {
+        Decoder {
+            input,
+            pos: 0,
+            classes: Vec::new(),
+            types: Vec::new(),
+            refs: Vec::new(),
+            active: Vec::new(),
+            replay: 0,
+            replay_next: 0,
+            depth: 0,
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
+    }
+
+    /// Sets the nesting depth bound (default [`DEFAULT_MAX_DEPTH`]).
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// The offset of the next unread byte.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The bytes not read yet.
+    pub fn remaining(&self) -> &'de [u8] {
+        self.input.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Whether every byte has been read.
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.input.len()
+    }
+
+    /// The whole input.
+    pub fn input(&self) -> &'de [u8] {
+        self.input
+    }
+
+    /// Forgets class definitions, type names and references, as at the start
+    /// of a new stream (the position is kept).
+    pub fn reset(&mut self) {
+        self.classes.clear();
+        self.types.clear();
+        self.refs.clear();
+        self.active.clear();
+        self.replay = 0;
+        self.depth = 0;
+    }
+
+    /// Reads one top-level value as any serde type.
+    ///
+    /// Call it repeatedly to read a sequence of top-level values (the
+    /// arguments of a Dubbo call).
+    pub fn read<T: Deserialize<'de>>(&mut self) -> Result<T> {
+        let start = self.pos;
+        T::deserialize(&mut *self).map_err(|e| e.with_offset(start))
+    }
+
+    /// Fails with [`Error::TrailingBytes`] unless every byte has been read.
+    pub fn end(&self) -> Result<()> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::TrailingBytes { offset: self.pos })
+        }
+    }
+
+    // ---- byte-level helpers -------------------------------------------------
+
+    #[inline]
+    pub(crate) fn peek(&self, expected: &'static str) -> Result<u8> {
+        self.input
+            .get(self.pos)
+            .copied()
+            .ok_or(Error::UnexpectedEof {
+                offset: self.pos,
+                expected,
+            })
+    }
+
+    #[inline]
+    pub(crate) fn byte(&mut self, expected: &'static str) -> Result<u8> {
+        let b = self.peek(expected)?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    #[inline]
+    fn take(&mut self, n: usize, expected: &'static str) -> Result<&'de [u8]> {
+        match self.input.get(self.pos..self.pos.saturating_add(n)) {
+            Some(s) if self.pos.checked_add(n).is_some() => {
+                self.pos += n;
+                Ok(s)
+            }
+            _ => Err(Error::UnexpectedEof {
+                offset: self.input.len(),
+                expected,
+            }),
+        }
+    }
+
+    #[inline]
+    fn array<const N: usize>(&mut self, expected: &'static str) -> Result<[u8; N]> {
+        let s = self.take(N, expected)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    fn left(&self) -> usize {
+        self.input.len().saturating_sub(self.pos)
+    }
+
+    pub(crate) fn unexpected(&self, at: usize, tag: u8, expected: &'static str) -> Error {
+        Error::UnexpectedTag {
+            offset: at,
+            tag,
+            expected,
+        }
+    }
+
+    pub(crate) fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return Err(Error::DepthLimit {
+                offset: self.pos,
+                limit: self.max_depth,
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// Registers a container starting at `at` in the reference table and
+    /// returns its index.
+    pub(crate) fn register(&mut self, at: usize) -> u32 {
+        if self.replay > 0 {
+            let i = self.replay_next;
+            self.replay_next = self.replay_next.saturating_add(1);
+            i
+        } else {
+            let i = u32::try_from(self.refs.len()).unwrap_or(u32::MAX);
+            self.refs.push(at);
+            i
+        }
+    }
+
+    /// Reads class definitions (`C`) until something else starts; returns the
+    /// tag of that value without consuming it.
+    pub(crate) fn prelude(&mut self, expected: &'static str) -> Result<u8> {
+        loop {
+            let tag = self.peek(expected)?;
+            if tag != tags::CLASS_DEF {
+                return Ok(tag);
+            }
+            self.pos += 1;
+            self.read_class_def()?;
+        }
+    }
+
+    fn read_class_def(&mut self) -> Result<()> {
+        let name: Arc<str> = Arc::from(self.read_str()?.as_ref());
+        let at = self.pos;
+        let n = self.read_int()?;
+        let n = self.check_len(i64::from(n), at, 1)?;
+        let mut fields = Vec::with_capacity(n);
+        for _ in 0..n {
+            fields.push(Arc::from(self.read_str()?.as_ref()));
+        }
+        if self.replay == 0 {
+            self.classes.push(ClassDef {
+                name,
+                fields: fields.into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks a length read at `at` against the bytes left (`min_each` bytes per item).
+    pub(crate) fn check_len(&self, len: i64, at: usize, min_each: usize) -> Result<usize> {
+        if len < 0 {
+            return Err(Error::InvalidLength {
+                offset: at,
+                len,
+                reason: "negative",
+            });
+        }
+        let len_u = usize::try_from(len).unwrap_or(usize::MAX);
+        if len_u.saturating_mul(min_each) > self.left() {
+            return Err(Error::InvalidLength {
+                offset: at,
+                len,
+                reason: "longer than the bytes left",
+            });
+        }
+        Ok(len_u)
+    }
+
+    // ---- scalars ------------------------------------------------------------
+
+    /// Reads the body of an int whose tag has been consumed.
+    pub(crate) fn int_body(&mut self, tag: u8) -> Result<i32> {
+        Ok(match tag {
+            0x80..=0xbf => i32::from(tag) - 0x90,
+            0xc0..=0xcf => ((i32::from(tag) - 0xc8) << 8) | i32::from(self.byte("int")?),
+            0xd0..=0xd7 => {
+                let [b1, b0] = self.array("int")?;
+                ((i32::from(tag) - 0xd4) << 16) | (i32::from(b1) << 8) | i32::from(b0)
+            }
+            _ => i32::from_be_bytes(self.array("int")?),
+        })
+    }
+
+    /// Reads the body of a long whose tag has been consumed.
+    pub(crate) fn long_body(&mut self, tag: u8) -> Result<i64> {
+        Ok(match tag {
+            0xd8..=0xef => i64::from(tag) - 0xe0,
+            0xf0..=0xff => ((i64::from(tag) - 0xf8) << 8) | i64::from(self.byte("long")?),
+            0x38..=0x3f => {
+                let [b1, b0] = self.array("long")?;
+                ((i64::from(tag) - 0x3c) << 16) | (i64::from(b1) << 8) | i64::from(b0)
+            }
+            tags::LONG_INT => i64::from(i32::from_be_bytes(self.array("long")?)),
+            _ => i64::from_be_bytes(self.array("long")?),
+        })
+    }
+
+    pub(crate) fn double_body(&mut self, tag: u8) -> Result<f64> {
+        Ok(match tag {
+            tags::DOUBLE_ZERO => 0.0,
+            tags::DOUBLE_ONE => 1.0,
+            tags::DOUBLE_BYTE => f64::from(self.byte("double")? as i8),
+            tags::DOUBLE_SHORT => f64::from(i16::from_be_bytes(self.array("double")?)),
+            tags::DOUBLE_MILL => 0.001 * f64::from(i32::from_be_bytes(self.array("double")?)),
+            _ => f64::from_be_bytes(self.array("double")?),
+        })
+    }
+
+    pub(crate) fn date_body(&mut self, tag: u8) -> Result<i64> {
+        Ok(if tag == tags::DATE {
+            i64::from_be_bytes(self.array("date")?)
+        } else {
+            i64::from(i32::from_be_bytes(self.array("date")?)) * 60_000
+        })
+    }
+
+    /// Reads an int (any int form; a long that fits is accepted too).
+    pub fn read_int(&mut self) -> Result<i32> {
+        let at = self.pos;
+        let tag = self.byte("int")?;
+        match tags::kind(tag) {
+            Kind::Int => self.int_body(tag),
+            Kind::Long => {
+                let v = self.long_body(tag)?;
+                i32::try_from(v).map_err(|_| self.unexpected(at, tag, "int (long out of range)"))
+            }
+            _ => Err(self.unexpected(at, tag, "int")),
+        }
+    }
+
+    /// Reads a long (any long or int form).
+    pub fn read_long(&mut self) -> Result<i64> {
+        let at = self.pos;
+        let tag = self.byte("long")?;
+        match tags::kind(tag) {
+            Kind::Long => self.long_body(tag),
+            Kind::Int => self.int_body(tag).map(i64::from),
+            _ => Err(self.unexpected(at, tag, "long")),
+        }
+    }
+
+    /// Reads a double (any double form; ints and longs are widened).
+    pub fn read_double(&mut self) -> Result<f64> {
+        let at = self.pos;
+        let tag = self.byte("double")?;
+        match tags::kind(tag) {
+            Kind::Double => self.double_body(tag),
+            Kind::Int => self.int_body(tag).map(f64::from),
+            Kind::Long => self.long_body(tag).map(|v| v as f64),
+            _ => Err(self.unexpected(at, tag, "double")),
+        }
+    }
+
+    /// Reads a boolean.
+    pub fn read_bool(&mut self) -> Result<bool> {
+        let at = self.pos;
+        match self.byte("boolean")? {
+            tags::TRUE => Ok(true),
+            tags::FALSE => Ok(false),
+            t => Err(self.unexpected(at, t, "boolean")),
+        }
+    }
+
+    /// Reads a date as milliseconds since the epoch.
+    pub fn read_date(&mut self) -> Result<i64> {
+        let at = self.pos;
+        match self.byte("date")? {
+            t @ (tags::DATE | tags::DATE_MINUTE) => self.date_body(t),
+            t => Err(self.unexpected(at, t, "date")),
+        }
+    }
+
+    /// Consumes a null if one comes next; returns whether it did.
+    pub fn read_null(&mut self) -> Result<bool> {
+        if self.peek("value")? == tags::NULL {
+            self.pos += 1;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    // ---- strings ------------------------------------------------------------
+
+    /// Reads a string (not null).
+    pub fn read_string(&mut self) -> Result<String> {
+        self.read_str().map(Cow::into_owned)
+    }
+
+    /// Reads a string or null.
+    pub fn read_nullable_string(&mut self) -> Result<Option<String>> {
+        if self.read_null()? {
+            Ok(None)
+        } else {
+            self.read_string().map(Some)
+        }
+    }
+
+    /// Reads a string, borrowing from the input when it is plain UTF-8.
+    pub fn read_str(&mut self) -> Result<Cow<'de, str>> {
+        let at = self.pos;
+        let tag = self.byte("string")?;
+        if tags::kind(tag) != Kind::String {
+            return Err(self.unexpected(at, tag, "string"));
+        }
+        self.string_body(tag)
+    }
+
+    /// Length (in UTF-16 units) and finality of a string chunk whose tag was read.
+    fn string_chunk_len(&mut self, tag: u8) -> Result<(usize, bool)> {
+        Ok(match tag {
+            0x00..=0x1f => (usize::from(tag), true),
+            0x30..=0x33 => (
+                (usize::from(tag - 0x30) << 8) | usize::from(self.byte("string length")?),
+                true,
+            ),
+            _ => (
+                usize::from(u16::from_be_bytes(self.array("string length")?)),
+                tag == tags::STRING_FINAL,
+            ),
+        })
+    }
+
+    /// Scans `units` UTF-16 units of modified UTF-8; returns the bytes and
+    /// whether they need converting (surrogates present).
+    fn string_units(&mut self, units: usize) -> Result<(&'de [u8], bool)> {
+        let start = self.pos;
+        if let Some(s) = self.input.get(start..start.saturating_add(units))
+            && s.is_ascii()
+        {
+            self.pos += units;
+            return Ok((s, false));
+        }
+        let mut left = units;
+        let mut fix = false;
+        let mut p = start;
+        while left > 0 {
+            let b = *self.input.get(p).ok_or(Error::UnexpectedEof {
+                offset: p,
+                expected: "string data",
+            })?;
+            let (w, u) = match b {
+                0x00..=0x7f => (1, 1),
+                0xc0..=0xdf => (2, 1),
+                0xe0..=0xef => {
+                    if b == 0xed && self.input.get(p + 1).is_some_and(|&c| c >= 0xa0) {
+                        fix = true;
+                    }
+                    (3, 1)
+                }
+                0xf0..=0xf7 if left >= 2 => (4, 2),
+                _ => return Err(Error::InvalidUtf8 { offset: p }),
+            };
+            if p + w > self.input.len() {
+                return Err(Error::UnexpectedEof {
+                    offset: self.input.len(),
+                    expected: "string data",
+                });
+            }
+            p += w;
+            left -= u;
+        }
+        self.pos = p;
+        Ok((&self.input[start..p], fix))
+    }
+
+    pub(crate) fn string_body(&mut self, mut tag: u8) -> Result<Cow<'de, str>> {
+        let mut out: Option<String> = None;
+        loop {
+            let (units, last) = self.string_chunk_len(tag)?;
+            let at = self.pos;
+            if units > self.left() {
+                return Err(Error::InvalidLength {
+                    offset: at,
+                    len: units as i64,
+                    reason: "longer than the bytes left",
+                });
+            }
+            let (bytes, fix) = self.string_units(units)?;
+            let piece: Cow<'de, str> = if fix {
+                Cow::Owned(decode_cesu(bytes, at)?)
+            } else {
+                Cow::Borrowed(std::str::from_utf8(bytes).map_err(|e| Error::InvalidUtf8 {
+                    offset: at + e.valid_up_to(),
+                })?)
+            };
+            if last && out.is_none() {
+                return Ok(piece);
+            }
+            let buf = out.get_or_insert_with(String::new);
+            buf.push_str(&piece);
+            if last {
+                return Ok(Cow::Owned(out.unwrap_or_default()));
+            }
+            let at = self.pos;
+            tag = self.byte("string chunk")?;
+            if tags::kind(tag) != Kind::String {
+                return Err(self.unexpected(at, tag, "string chunk"));
+            }
+        }
+    }
+
+    fn skip_string_body(&mut self, mut tag: u8) -> Result<()> {
+        loop {
+            let (units, last) = self.string_chunk_len(tag)?;
+            self.string_units(units)?;
+            if last {
+                return Ok(());
+            }
+            let at = self.pos;
+            tag = self.byte("string chunk")?;
+            if tags::kind(tag) != Kind::String {
+                return Err(self.unexpected(at, tag, "string chunk"));
+            }
+        }
+    }
+
+    // ---- binary -------------------------------------------------------------
+
+    /// Reads binary data (not null).
+    pub fn read_binary(&mut self) -> Result<Vec<u8>> {
+        let at = self.pos;
+        let tag = self.byte("binary")?;
+        if tags::kind(tag) != Kind::Binary {
+            return Err(self.unexpected(at, tag, "binary"));
+        }
+        self.binary_body(tag).map(Cow::into_owned)
+    }
+
+    pub(crate) fn binary_body(&mut self, mut tag: u8) -> Result<Cow<'de, [u8]>> {
+        let mut out: Option<Vec<u8>> = None;
+        loop {
+            let (len, last) = match tag {
+                0x20..=0x2f => (usize::from(tag - 0x20), true),
+                0x34..=0x37 => (
+                    (usize::from(tag - 0x34) << 8) | usize::from(self.byte("binary length")?),
+                    true,
+                ),
+                _ => (
+                    usize::from(u16::from_be_bytes(self.array("binary length")?)),
+                    tag == tags::BINARY_FINAL,
+                ),
+            };
+            let data = self.take(len, "binary data")?;
+            if last && out.is_none() {
+                return Ok(Cow::Borrowed(data));
+            }
+            out.get_or_insert_with(Vec::new).extend_from_slice(data);
+            if last {
+                return Ok(Cow::Owned(out.unwrap_or_default()));
+            }
+            let at = self.pos;
+            tag = self.byte("binary chunk")?;
+            if tags::kind(tag) != Kind::Binary {
+                return Err(self.unexpected(at, tag, "binary chunk"));
+            }
+        }
+    }
+
+    // ---- containers ---------------------------------------------------------
+
+    /// Reads a type: a string (a new entry) or an int (an earlier entry).
+    fn read_type(&mut self) -> Result<Arc<str>> {
+        let at = self.pos;
+        let tag = self.peek("type")?;
+        match tags::kind(tag) {
+            Kind::String => {
+                let s: Arc<str> = Arc::from(self.read_str()?.as_ref());
+                if self.replay == 0 {
+                    self.types.push(s.clone());
+                }
+                Ok(s)
+            }
+            Kind::Int | Kind::Long => {
+                let i = self.read_int()?;
+                usize::try_from(i)
+                    .ok()
+                    .and_then(|i| self.types.get(i))
+                    .cloned()
+                    .ok_or(Error::InvalidRef {
+                        offset: at,
+                        kind: "type",
+                        index: i64::from(i),
+                    })
+            }
+            _ => Err(self.unexpected(at, tag, "type name or type reference")),
+        }
+    }
+
+    /// Reads the head of a list whose tag was consumed.
+    pub(crate) fn list_head(&mut self, tag: u8) -> Result<ListHead> {
+        let type_name = match tag {
+            tags::LIST_VAR_TYPED | tags::LIST_FIXED_TYPED | 0x70..=0x77 => Some(self.read_type()?),
+            _ => None,
+        };
+        let len = match tag {
+            tags::LIST_VAR_TYPED | tags::LIST_VAR => None,
+            tags::LIST_FIXED_TYPED | tags::LIST_FIXED => {
+                let at = self.pos;
+                let n = self.read_int()?;
+                Some(self.check_len(i64::from(n), at, 1)?)
+            }
+            0x70..=0x77 => Some(self.check_len(i64::from(tag - 0x70), self.pos, 1)?),
+            _ => Some(self.check_len(i64::from(tag - 0x78), self.pos, 1)?),
+        };
+        Ok(ListHead { type_name, len })
+    }
+
+    /// Reads the type of a map whose tag was consumed.
+    pub(crate) fn map_head(&mut self, tag: u8) -> Result<Option<Arc<str>>> {
+        if tag == tags::MAP_TYPED {
+            Ok(Some(self.read_type()?))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Reads the class reference of an object whose tag was consumed.
+    pub(crate) fn object_head(&mut self, tag: u8, at: usize) -> Result<ClassDef> {
+        let idx = if tag == tags::OBJECT {
+            i64::from(self.read_int()?)
+        } else {
+            i64::from(tag - tags::OBJECT_SHORT)
+        };
+        usize::try_from(idx)
+            .ok()
+            .and_then(|i| self.classes.get(i))
+            .cloned()
+            .ok_or(Error::InvalidRef {
+                offset: at,
+                kind: "class",
+                index: idx,
+            })
+    }
+
+    /// Consumes `Z` if it comes next.
+    pub(crate) fn at_end_marker(&mut self) -> Result<bool> {
+        if self.peek("value or end marker")? == tags::END {
+            self.pos += 1;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Reads a reference index whose `Q` tag was consumed.
+    pub(crate) fn ref_index(&mut self) -> Result<u32> {
+        let at = self.pos;
+        let i = self.read_int()?;
+        u32::try_from(i).map_err(|_| Error::InvalidRef {
+            offset: at,
+            kind: "object",
+            index: i64::from(i),
+        })
+    }
+
+    // ---- whole values -------------------------------------------------------
+
+    /// Reads one value into a dynamic [`Value`].
+    ///
+    /// Back-references stay [`Value::Ref`] (indices into this stream's table
+    /// of containers), so shared and cyclic graphs are kept as written.
+    pub fn read_value(&mut self) -> Result<Value> {
+        let tag = self.prelude("value")?;
+        let at = self.pos;
+        self.pos += 1;
+        Ok(match tags::kind(tag) {
+            Kind::Null => Value::Null,
+            Kind::Bool => Value::Bool(tag == tags::TRUE),
+            Kind::Int => Value::Int(self.int_body(tag)?),
+            Kind::Long => Value::Long(self.long_body(tag)?),
+            Kind::Double => Value::Double(self.double_body(tag)?),
+            Kind::Date => Value::Date(self.date_body(tag)?),
+            Kind::String => Value::String(self.string_body(tag)?.into_owned()),
+            Kind::Binary => Value::Binary(self.binary_body(tag)?.into_owned()),
+            Kind::Ref => {
+                let i = self.ref_index()?;
+                if !self.ref_valid(i) {
+                    return Err(Error::InvalidRef {
+                        offset: at,
+                        kind: "object",
+                        index: i64::from(i),
+                    });
+                }
+                Value::Ref(i)
+            }
+            Kind::List => {
+                self.register(at);
+                self.enter()?;
+                let head = self.list_head(tag)?;
+                let mut items = Vec::with_capacity(head.len.unwrap_or(0).min(1024));
+                match head.len {
+                    Some(n) => {
+                        for _ in 0..n {
+                            items.push(self.read_value()?);
+                        }
+                    }
+                    None => {
+                        while !self.at_end_marker()? {
+                            items.push(self.read_value()?);
+                        }
+                    }
+                }
+                self.leave();
+                Value::List(List {
+                    type_name: head.type_name,
+                    items,
+                })
+            }
+            Kind::Map => {
+                self.register(at);
+                self.enter()?;
+                let type_name = self.map_head(tag)?;
+                let mut entries = Vec::new();
+                while !self.at_end_marker()? {
+                    let k = self.read_value()?;
+                    let v = self.read_value()?;
+                    entries.push((k, v));
+                }
+                self.leave();
+                Value::Map(Map { type_name, entries })
+            }
+            Kind::Object => {
+                let def = self.object_head(tag, at)?;
+                self.register(at);
+                self.enter()?;
+                let mut fields = Vec::with_capacity(def.fields.len());
+                for f in def.fields.iter() {
+                    fields.push((f.clone(), self.read_value()?));
+                }
+                self.leave();
+                Value::Object(Object {
+                    class: def.name,
+                    fields,
+                })
+            }
+            Kind::ClassDef | Kind::Invalid => return Err(self.unexpected(at, tag, "value")),
+        })
+    }
+
+    pub(crate) fn ref_valid(&self, i: u32) -> bool {
+        if self.replay > 0 {
+            i < self.replay_next || (i as usize) < self.refs.len()
+        } else {
+            (i as usize) < self.refs.len()
+        }
+    }
+
+    /// Skips exactly one value without building it.
+    ///
+    /// Class definitions, type names and reference slots inside it are still
+    /// registered, so later values of the same stream decode correctly.
+    pub fn skip_value(&mut self) -> Result<()> {
+        let tag = self.prelude("value")?;
+        let at = self.pos;
+        self.pos += 1;
+        match tags::kind(tag) {
+            Kind::Null | Kind::Bool => {}
+            Kind::Int => {
+                self.int_body(tag)?;
+            }
+            Kind::Long => {
+                self.long_body(tag)?;
+            }
+            Kind::Double => {
+                self.double_body(tag)?;
+            }
+            Kind::Date => {
+                self.date_body(tag)?;
+            }
+            Kind::String => self.skip_string_body(tag)?,
+            Kind::Binary => {
+                self.skip_binary_body(tag)?;
+            }
+            Kind::Ref => {
+                let i = self.ref_index()?;
+                if !self.ref_valid(i) {
+                    return Err(Error::InvalidRef {
+                        offset: at,
+                        kind: "object",
+                        index: i64::from(i),
+                    });
+                }
+            }
+            Kind::List => {
+                self.register(at);
+                self.enter()?;
+                let head = self.list_head(tag)?;
+                match head.len {
+                    Some(n) => {
+                        for _ in 0..n {
+                            self.skip_value()?;
+                        }
+                    }
+                    None => {
+                        while !self.at_end_marker()? {
+                            self.skip_value()?;
+                        }
+                    }
+                }
+                self.leave();
+            }
+            Kind::Map => {
+                self.register(at);
+                self.enter()?;
+                self.map_head(tag)?;
+                while !self.at_end_marker()? {
+                    self.skip_value()?;
+                    self.skip_value()?;
+                }
+                self.leave();
+            }
+            Kind::Object => {
+                let n = self.object_head(tag, at)?.fields.len();
+                self.register(at);
+                self.enter()?;
+                for _ in 0..n {
+                    self.skip_value()?;
+                }
+                self.leave();
+            }
+            Kind::ClassDef | Kind::Invalid => return Err(self.unexpected(at, tag, "value")),
+        }
+        Ok(())
+    }
+
+    fn skip_binary_body(&mut self, mut tag: u8) -> Result<()> {
+        loop {
+            let (len, last) = match tag {
+                0x20..=0x2f => (usize::from(tag - 0x20), true),
+                0x34..=0x37 => (
+                    (usize::from(tag - 0x34) << 8) | usize::from(self.byte("binary length")?),
+                    true,
+                ),
+                _ => (
+                    usize::from(u16::from_be_bytes(self.array("binary length")?)),
+                    tag == tags::BINARY_FINAL,
+                ),
+            };
+            self.take(len, "binary data")?;
+            if last {
+                return Ok(());
+            }
+            let at = self.pos;
+            tag = self.byte("binary chunk")?;
+            if tags::kind(tag) != Kind::Binary {
+                return Err(self.unexpected(at, tag, "binary chunk"));
+            }
+        }
+    }
+
+    /// Moves to `pos` (used to re-read a referenced container).
+    pub(crate) fn seek(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+}
+
+/// Decodes Java's modified UTF-8 (surrogates as 3-byte sequences) into a String.
+/// Lone surrogates become U+FFFD.
+fn decode_cesu(bytes: &[u8], at: usize) -> Result<String> {
+    let mut units: Vec<u16> = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    let cont = |i: usize| -> Result<u32> {
+        match bytes.get(i) {
+            Some(&c) if c & 0xc0 == 0x80 => Ok(u32::from(c & 0x3f)),
+            _ => Err(Error::InvalidUtf8 { offset: at + i }),
+        }
+    };
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            0x00..=0x7f => {
+                units.push(u16::from(b));
+                i += 1;
+            }
+            0xc0..=0xdf => {
+                let c = (u32::from(b & 0x1f) << 6) | cont(i + 1)?;
+                units.push(c as u16);
+                i += 2;
+            }
+            0xe0..=0xef => {
+                let c = (u32::from(b & 0x0f) << 12) | (cont(i + 1)? << 6) | cont(i + 2)?;
+                units.push(c as u16);
+                i += 3;
+            }
+            _ => {
+                let c = (u32::from(b & 0x07) << 18)
+                    | (cont(i + 1)? << 12)
+                    | (cont(i + 2)? << 6)
+                    | cont(i + 3)?;
+                let ch = char::from_u32(c).ok_or(Error::InvalidUtf8 { offset: at + i })?;
+                let mut buf = [0u16; 2];
+                units.extend_from_slice(ch.encode_utf16(&mut buf));
+                i += 4;
+            }
+        }
+    }
+    Ok(char::decode_utf16(units)
+        .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect())
+}

@@ -1,0 +1,3 @@
+package org.rubbo.interop;
+
+public enum Gender { MALE, FEMALE }

@@ -1,0 +1,6 @@
+package org.rubbo.interop;
+
+public class InteropException extends Exception {
+    public InteropException() { super(); }
+    public InteropException(String message) { super(message); }
+}
