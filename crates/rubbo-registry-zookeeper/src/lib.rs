@@ -1,0 +1,2 @@
+//! ZooKeeper registry (work in progress).
+#![forbid(unsafe_code)]
