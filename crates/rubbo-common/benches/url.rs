@@ -94,7 +94,9 @@ fn benches(c: &mut Criterion) {
         b.iter(|| black_box(&url).get_method_param(black_box("sayHello"), black_box("timeout")))
     });
     c.bench_function("url/param::<Timeout> method level", |b| {
-        b.iter(|| black_box(&url).method_param::<rubbo_common::keys::Timeout>(black_box("listUsers")))
+        b.iter(|| {
+            black_box(&url).method_param::<rubbo_common::keys::Timeout>(black_box("listUsers"))
+        })
     });
     c.bench_function("url/clone", |b| b.iter(|| black_box(&url).clone()));
 }

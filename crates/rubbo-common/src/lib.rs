@@ -16,6 +16,7 @@
     clippy::unwrap_used
 )]
 
+mod codec;
 mod error;
 pub mod extension;
 pub mod filter;
@@ -27,6 +28,7 @@ pub mod resolve;
 mod result;
 pub mod url;
 
+pub use codec::HESSIAN2;
 pub use error::{ErrorKind, RpcError};
 pub use extension::{ExtensionError, ExtensionTable};
 pub use filter::{Filter, FilterFn, FilteredProtocol, Side, build_chain, filter_fn};
