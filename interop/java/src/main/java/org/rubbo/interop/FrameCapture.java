@@ -167,6 +167,15 @@ public final class FrameCapture {
             m.put("a", 1);
             return svc.echoMap(m);
         });
+        call("echo_string_chunked", "echo(\"a\"x32767 + U+1F600 + \"b\"x100): hessian string chunks, surrogate pair at the 32768-unit boundary",
+                () -> svc.echo("a".repeat(32767) + "\uD83D\uDE00" + "b".repeat(100)).length());
+        call("echo_bytes_chunked", "echoBytes(40000 bytes, b[i] = i*31+7): hessian binary chunks", () -> {
+            byte[] b = new byte[40000];
+            for (int i = 0; i < b.length; i++) {
+                b[i] = (byte) (i * 31 + 7);
+            }
+            return svc.echoBytes(b);
+        });
         call("echo_user", "echoUser(contract user 1)", () -> svc.echoUser(User.contractUser(1)));
         call("list_users", "listUsers(2)", () -> svc.listUsers(2));
         call("ping", "ping() (void: response flag NULL_VALUE_WITH_ATTACHMENTS)", () -> {
