@@ -495,7 +495,28 @@ public final class FrameCapture {
         }
     }
 
+    /** Facts read back from the captured bytes, so the README states what the frames show. */
+    private void observe() {
+        Frame f = captured.get("echo_string_chunked.request");
+        if (f != null) {
+            byte[] b = f.bytes();
+            for (int i = 16; i + 2 < b.length; i++) {
+                if (b[i] == 'R' && i > 20 && b[i - 1] == ';') {
+                    int len = ((b[i + 1] & 0xff) << 8) | (b[i + 2] & 0xff);
+                    notes.add("`echo_string_chunked`: the argument starts with a non-final chunk `0x52` of " + len
+                            + " UTF-16 units (hessian-lite shortens a 32768-unit chunk that would end on a high surrogate)");
+                    break;
+                }
+            }
+        }
+        Frame hb = captured.get("heartbeat.request");
+        if (hb != null) {
+            notes.add("`heartbeat`: the id is the next value of the consumer's ordinary request counter");
+        }
+    }
+
     private void writeReadme() throws IOException {
+        observe();
         StringBuilder sb = new StringBuilder();
         sb.append("# Golden Dubbo frames from Apache Dubbo ").append(org.apache.dubbo.common.Version.getVersion())
                 .append(" (Java ").append(System.getProperty("java.version")).append(")\n\n");
