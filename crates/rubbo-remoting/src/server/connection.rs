@@ -182,7 +182,12 @@ impl ServerConn {
             Dispatch::All => {
                 tokio::spawn(call.run(req).in_current_span());
             }
-            Dispatch::Direct => call.run(req).await,
+            Dispatch::Direct => {
+                tokio::select! {
+                    _ = call.run(req) => {}
+                    _ = self.close.cancelled() => {}
+                }
+            }
         }
     }
 }
