@@ -1,0 +1,162 @@
+//! Body codec against frames captured from Java Dubbo 3.3.6
+//! (`interop/fixtures/dubbo/`, see its README).
+
+use bytes::{Bytes, BytesMut};
+use rubbo_common::{Invocation, Payload, RpcResult, Value};
+
+use super::*;
+
+fn fixture(name: &str) -> (rubbo_remoting::Header, Bytes) {
+    let path = format!(
+        "{}/../../interop/fixtures/dubbo/{name}.bin",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let header = rubbo_remoting::Header::decode(&bytes).unwrap().unwrap();
+    (header, Bytes::from(bytes).slice(16..))
+}
+
+#[test]
+fn decodes_every_java_request() {
+    let cases = [
+        ("echo", "echo", "Ljava/lang/String;", 1),
+        ("echo_int", "echoInt", "I", 1),
+        ("echo_user", "echoUser", "Lorg/rubbo/interop/User;", 1),
+        ("list_users", "listUsers", "I", 1),
+        ("ping", "ping", "", 0),
+        ("attachment", "attachment", "Ljava/lang/String;", 1),
+        ("generic_echo", "$invoke", descriptor::GENERIC_DESC, 3),
+        ("generic_echo_user", "$invoke", descriptor::GENERIC_DESC, 3),
+        ("echo_service", "$echo", descriptor::ECHO_DESC, 1),
+        ("echo_string_chunked", "echo", "Ljava/lang/String;", 1),
+        ("echo_bytes_chunked", "echoBytes", "[B", 1),
+    ];
+    for (name, method, desc, n) in cases {
+        let (h, body) = fixture(&format!("{name}.request"));
+        let req = decode_request(h.serialization(), &body).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(req.dubbo_version, "2.0.2", "{name}");
+        assert_eq!(req.path, "org.rubbo.interop.InteropService", "{name}");
+        assert_eq!(req.version, "1.0.0", "{name}");
+        assert_eq!(req.method, method, "{name}");
+        assert_eq!(req.parameter_types, desc, "{name}");
+        assert_eq!(req.arguments.len(), n, "{name}");
+        assert_eq!(req.attachment("remote.application"), Some("interop-consumer"), "{name}");
+        assert_eq!(req.attachment("interface"), Some("org.rubbo.interop.InteropService"));
+        assert_eq!(req.attachment("timeout"), Some("5000"));
+    }
+    let (h, body) = fixture("echo.request");
+    let req = decode_request(h.serialization(), &body).unwrap();
+    assert_eq!(req.arguments.decode::<(String,)>().unwrap().0, "hello");
+    let (h, body) = fixture("echo_int.request");
+    assert_eq!(decode_request(h.serialization(), &body).unwrap().arguments.decode::<(i32,)>().unwrap().0, 48);
+    let (h, body) = fixture("attachment.request");
+    assert_eq!(decode_request(h.serialization(), &body).unwrap().attachment("rubbo-key"), Some("value-1"));
+    let (h, body) = fixture("echo_string_chunked.request");
+    let (s,): (String,) = decode_request(h.serialization(), &body).unwrap().arguments.decode().unwrap();
+    assert_eq!(s.encode_utf16().count(), 32767 + 2 + 100);
+    let (h, body) = fixture("generic_echo_user.request");
+    let args = decode_request(h.serialization(), &body).unwrap().arguments.to_values().unwrap();
+    assert_eq!(args[0], Value::from("echoUser"));
+    assert!(matches!(&args[2], Value::List(l) if l.items.len() == 1));
+}
+
+#[test]
+fn decodes_every_java_response() {
+    let (h, body) = fixture("echo.response");
+    let r = decode_response(h.serialization(), &body).unwrap();
+    assert_eq!(r.payload().unwrap().decode::<String>().unwrap(), "hello");
+    assert_eq!(r.attachments().get("dubbo"), Some(&Value::from("2.0.2")));
+
+    let (h, body) = fixture("ping.response");
+    let r = decode_response(h.serialization(), &body).unwrap();
+    assert!(matches!(r.payload(), Some(Payload::Null)));
+
+    let (h, body) = fixture("fail.response");
+    let r = decode_response(h.serialization(), &body).unwrap();
+    let e = r.exception().unwrap();
+    assert_eq!(e.class, "org.rubbo.interop.InteropException");
+    assert_eq!(e.message.as_deref(), Some("boom"));
+
+    let (h, body) = fixture("list_users.response");
+    let r = decode_response(h.serialization(), &body).unwrap();
+    let users = r.payload().unwrap().to_value().unwrap();
+    let Value::List(list) = users else { panic!("{users:?}") };
+    assert_eq!(list.items.len(), 2);
+    assert_eq!(list.items[1].field("name").and_then(Value::as_str), Some("user-1"));
+
+    let (h, body) = fixture("echo_bytes_chunked.response");
+    let r = decode_response(h.serialization(), &body).unwrap();
+    let b: Vec<u8> = r.payload().unwrap().decode().unwrap();
+    assert_eq!(b.len(), 40000);
+    assert!(b.iter().enumerate().all(|(i, &x)| x == (i as u32 * 31 + 7) as u8));
+
+    let (h, body) = fixture("unknown_method.response");
+    assert_eq!(h.status, 40);
+    assert!(decode_error_text(h.serialization(), &body).starts_with("Fail to decode request due to: RpcInvocation [methodName=noSuchMethod"));
+}
+
+#[test]
+fn encodes_responses_byte_identical_to_java() {
+    for (name, result) in [
+        ("echo", RpcResult::value(Payload::Value(Value::from("hello")))),
+        ("echo_int", RpcResult::value(Payload::typed(48i32))),
+        ("echo_null", RpcResult::null()),
+        ("ping", RpcResult::null()),
+        ("echo_bool", RpcResult::value(Payload::typed(true))),
+        ("echo_long", RpcResult::value(Payload::typed(i64::MAX))),
+        ("echo_double", RpcResult::value(Payload::typed(12.25f64))),
+    ] {
+        let (_, java) = fixture(&format!("{name}.response"));
+        let mut out = BytesMut::new();
+        encode_response(&result, true, &mut out).unwrap();
+        assert_eq!(&out[..], &java[..], "{name}");
+    }
+}
+
+#[test]
+fn request_round_trip_keeps_what_java_reads() {
+    let inv = Invocation::new("org.rubbo.interop.InteropService", "echo")
+        .with_version("1.0.0")
+        .with_parameter_types("Ljava/lang/String;")
+        .with_arguments(rubbo_common::Arguments::typed(1, ("hello",)))
+        .with_attachment("rubbo-key", "value-1");
+    let meta = RequestMeta {
+        path: "org.rubbo.interop.InteropService",
+        version: Some("1.0.0"),
+        interface: Some("org.rubbo.interop.InteropService"),
+        timeout_ms: 5000,
+        application: Some("interop-consumer"),
+        ..Default::default()
+    };
+    let mut out = BytesMut::new();
+    encode_request(&inv, &meta, &mut out).unwrap();
+    let ours = decode_request(2, &out.freeze()).unwrap();
+    let (_, java_body) = fixture("attachment.request");
+    let java = decode_request(2, &java_body).unwrap();
+    assert_eq!(ours.dubbo_version, java.dubbo_version);
+    assert_eq!(ours.path, java.path);
+    assert_eq!(ours.version, java.version);
+    let mut ours_keys: Vec<_> = ours.attachments.keys().collect();
+    let mut java_keys: Vec<_> = java.attachments.keys().collect();
+    ours_keys.sort();
+    java_keys.sort();
+    assert_eq!(ours_keys, java_keys, "the same attachment keys as a Java consumer");
+    assert_eq!(ours.arguments.decode::<(String,)>().unwrap().0, "hello");
+}
+
+#[test]
+fn malformed_bodies_are_errors_not_panics() {
+    let (_, body) = fixture("echo_user.request");
+    for cut in 0..body.len() {
+        let _ = decode_request(2, &body.slice(..cut));
+    }
+    let (_, body) = fixture("fail.response");
+    for cut in 0..body.len() {
+        let _ = decode_response(2, &body.slice(..cut));
+    }
+    assert!(matches!(decode_request(23, &body), Err(CodecError::Serialization(23))));
+    assert!(matches!(decode_response(2, &Bytes::from_static(&[0x99])), Err(CodecError::BadFlag(9))));
+    assert!(supports_response_attachments("2.0.2"));
+    assert!(!supports_response_attachments("2.0.1"));
+    assert!(!supports_response_attachments("3.0.0"));
+}

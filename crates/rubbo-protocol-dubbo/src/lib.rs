@@ -1,0 +1,15 @@
+//! The `dubbo://` protocol: Java Dubbo's 16-byte header + Hessian 2 bodies.
+//!
+//! - [`codec`]: request and response bodies, byte-compatible with Java's `DubboCodec`.
+//! - [`DubboProtocol`]: exports services on a server and refers providers as invokers,
+//!   on top of `rubbo-remoting`.
+#![forbid(unsafe_code)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    unreachable_pub,
+    clippy::unwrap_used
+)]
+
+pub mod codec;
+pub mod descriptor;
