@@ -30,39 +30,47 @@ pub type ErrorBodyFn = fn(serialization: u8, message: &str) -> Bytes;
 pub fn hessian2_error_body(_serialization: u8, message: &str) -> Bytes {
     let units: Vec<u16> = message.encode_utf16().collect();
     let mut out = BytesMut::with_capacity(message.len() + 8);
-    let mut chunks = units.chunks(0x8000).peekable();
-    if units.is_empty() {
-        out.put_u8(0);
-    }
-    while let Some(chunk) = chunks.next() {
-        let len = chunk.len();
-        if chunks.peek().is_some() {
-            out.put_u8(b'R');
-            out.put_u16(len as u16);
-        } else if len <= 31 {
-            out.put_u8(len as u8);
-        } else if len <= 1023 {
-            out.put_u8(0x30 + (len >> 8) as u8);
-            out.put_u8(len as u8);
-        } else {
-            out.put_u8(b'S');
-            out.put_u16(len as u16);
+    let mut rest = &units[..];
+    while rest.len() > 0x8000 {
+        // a non-final chunk never ends on a high surrogate (hessian-lite shortens it)
+        let mut n = 0x8000;
+        if (0xd800..=0xdbff).contains(&rest[n - 1]) {
+            n -= 1;
         }
-        for &u in chunk {
-            let u = u32::from(u);
-            if u < 0x80 {
-                out.put_u8(u as u8);
-            } else if u < 0x800 {
-                out.put_u8(0xc0 | (u >> 6) as u8);
-                out.put_u8(0x80 | (u & 0x3f) as u8);
-            } else {
-                out.put_u8(0xe0 | (u >> 12) as u8);
-                out.put_u8(0x80 | ((u >> 6) & 0x3f) as u8);
-                out.put_u8(0x80 | (u & 0x3f) as u8);
-            }
-        }
+        out.put_u8(b'R');
+        out.put_u16(n as u16);
+        put_units(&mut out, &rest[..n]);
+        rest = &rest[n..];
     }
+    let len = rest.len();
+    if len <= 31 {
+        out.put_u8(len as u8);
+    } else if len <= 1023 {
+        out.put_u8(0x30 + (len >> 8) as u8);
+        out.put_u8(len as u8);
+    } else {
+        out.put_u8(b'S');
+        out.put_u16(len as u16);
+    }
+    put_units(&mut out, rest);
     out.freeze()
+}
+
+/// Each UTF-16 unit as the UTF-8 of that unit (surrogates take 3 bytes each).
+fn put_units(out: &mut BytesMut, units: &[u16]) {
+    for &u in units {
+        let u = u32::from(u);
+        if u < 0x80 {
+            out.put_u8(u as u8);
+        } else if u < 0x800 {
+            out.put_u8(0xc0 | (u >> 6) as u8);
+            out.put_u8(0x80 | (u & 0x3f) as u8);
+        } else {
+            out.put_u8(0xe0 | (u >> 12) as u8);
+            out.put_u8(0x80 | ((u >> 6) & 0x3f) as u8);
+            out.put_u8(0x80 | (u & 0x3f) as u8);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -91,5 +99,12 @@ mod tests {
         let b = hessian2_error_body(2, &long);
         assert_eq!(&b[..3], &[b'R', 0x80, 0x00]);
         assert_eq!(&b[3 + 0x8000..3 + 0x8000 + 2], &[0x01, b'y']);
+        let exact = "z".repeat(0x8000);
+        assert_eq!(&hessian2_error_body(2, &exact)[..3], &[b'S', 0x80, 0x00]);
+        // "a" x 32767 + U+1F600 + "b" x 100: the first chunk stops before the surrogate pair
+        let s = format!("{}\u{1F600}{}", "a".repeat(32767), "b".repeat(100));
+        let b = hessian2_error_body(2, &s);
+        assert_eq!(&b[..3], &[b'R', 0x7f, 0xff]);
+        assert_eq!(&b[3 + 32767..3 + 32767 + 2], &[0x30, 102]);
     }
 }
