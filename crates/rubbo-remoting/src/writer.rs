@@ -3,8 +3,7 @@
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, trace};
@@ -56,8 +55,8 @@ pub(crate) struct WriterStop {
 
 /// Runs until the queue's senders are gone, `close` fires, or `drain` fires and the
 /// queue was flushed. Marks written two-way requests as sent in `pending`.
-pub(crate) async fn run_writer(
-    mut io: OwnedWriteHalf,
+pub(crate) async fn run_writer<W: AsyncWrite + Unpin>(
+    mut io: W,
     mut rx: mpsc::Receiver<Outgoing>,
     stop: WriterStop,
     pending: Option<Arc<Pending>>,
@@ -96,8 +95,8 @@ pub(crate) async fn run_writer(
     }
 }
 
-async fn write_batch(
-    io: &mut OwnedWriteHalf,
+async fn write_batch<W: AsyncWrite + Unpin>(
+    io: &mut W,
     buf: &mut BytesMut,
     batch: &mut Vec<Outgoing>,
     pending: Option<&Pending>,
@@ -117,4 +116,93 @@ async fn write_batch(
     }
     batch.clear();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use parking_lot::Mutex;
+
+    use super::*;
+
+    /// Records the size of every write call.
+    #[derive(Clone, Default)]
+    struct Recorder {
+        writes: Arc<Mutex<Vec<usize>>>,
+        shut: Arc<Mutex<bool>>,
+    }
+
+    impl AsyncWrite for Recorder {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            self.writes.lock().push(buf.len());
+            Poll::Ready(Ok(buf.len()))
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            *self.shut.lock() = true;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    fn frame(id: i64) -> Outgoing {
+        Outgoing::request(Request::new(id, 2, Bytes::from_static(b"abc")))
+    }
+
+    #[tokio::test]
+    async fn queued_frames_go_out_in_one_write_and_are_marked_sent() {
+        let (tx, rx) = mpsc::channel(1024);
+        let pending = Arc::new(Pending::new());
+        let mut waiting = Vec::new();
+        for id in 0..100 {
+            let (otx, orx) = tokio::sync::oneshot::channel();
+            pending.insert(id, otx);
+            waiting.push(orx);
+            tx.send(frame(id)).await.unwrap();
+        }
+        drop(tx);
+        let rec = Recorder::default();
+        let stop = WriterStop {
+            close: CancellationToken::new(),
+            drain: None,
+        };
+        run_writer(rec.clone(), rx, stop, Some(pending.clone())).await;
+        assert_eq!(
+            *rec.writes.lock(),
+            vec![100 * (HEADER_LEN + 3)],
+            "one write for 100 frames"
+        );
+        assert!(*rec.shut.lock());
+        for id in 0..100 {
+            assert!(pending.remove(id).unwrap().sent, "request {id} marked sent");
+        }
+    }
+
+    #[tokio::test]
+    async fn drain_flushes_queued_frames_then_shuts_down() {
+        let (tx, rx) = mpsc::channel(1024);
+        for id in 0..10 {
+            tx.send(frame(id)).await.unwrap();
+        }
+        let drain = CancellationToken::new();
+        drain.cancel();
+        let rec = Recorder::default();
+        let stop = WriterStop {
+            close: CancellationToken::new(),
+            drain: Some(drain),
+        };
+        run_writer(rec.clone(), rx, stop, None).await;
+        let total: usize = rec.writes.lock().iter().sum();
+        assert_eq!(total, 10 * (HEADER_LEN + 3));
+        assert!(*rec.shut.lock());
+        drop(tx);
+    }
 }
