@@ -63,7 +63,31 @@ impl<'de> Decoder<'de> {
     }
 
     fn any<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        // Kept small: this frame is on the stack once per nesting level.
         let (tag, at) = self.head()?;
+        match tags::kind(tag) {
+            Kind::List => self.list(tag, at, visitor),
+            Kind::Map => self.map(tag, at, visitor),
+            Kind::Object => self.object_any(tag, at, visitor),
+            Kind::Ref => self.ref_any(at, visitor),
+            _ => self.scalar(tag, at, visitor),
+        }
+    }
+
+    #[inline(never)]
+    fn object_any<V: Visitor<'de>>(&mut self, tag: u8, at: usize, visitor: V) -> Result<V::Value> {
+        let def = self.object_head(tag, at)?;
+        self.object(def, at, visitor)
+    }
+
+    #[inline(never)]
+    fn ref_any<V: Visitor<'de>>(&mut self, at: usize, visitor: V) -> Result<V::Value> {
+        let idx = self.ref_index()?;
+        self.follow(idx, at, |d| d.any(visitor))
+    }
+
+    #[inline(never)]
+    fn scalar<V: Visitor<'de>>(&mut self, tag: u8, at: usize, visitor: V) -> Result<V::Value> {
         match tags::kind(tag) {
             Kind::Null => visitor.visit_unit(),
             Kind::Bool => visitor.visit_bool(tag == tags::TRUE),
@@ -79,17 +103,7 @@ impl<'de> Decoder<'de> {
                 Cow::Borrowed(b) => visitor.visit_borrowed_bytes(b),
                 Cow::Owned(b) => visitor.visit_byte_buf(b),
             },
-            Kind::List => self.list(tag, at, visitor),
-            Kind::Map => self.map(tag, at, visitor),
-            Kind::Object => {
-                let def = self.object_head(tag, at)?;
-                self.object(def, at, visitor)
-            }
-            Kind::Ref => {
-                let idx = self.ref_index()?;
-                self.follow(idx, at, |d| d.any(visitor))
-            }
-            Kind::ClassDef | Kind::Invalid => Err(self.unexpected(at, tag, "value")),
+            _ => Err(self.unexpected(at, tag, "value")),
         }
     }
 

@@ -70,6 +70,9 @@ pub struct Decoder<'de> {
     pub(crate) replay_next: u32,
     depth: usize,
     max_depth: usize,
+    /// Values read while following references (typed decoding), and the bound
+    /// on them: a chain of shared references must not expand exponentially.
+    replay_work: usize,
 }
 
 impl<'de> Decoder<'de> {
@@ -86,6 +89,7 @@ impl<'de> Decoder<'de> {
             replay_next: 0,
             depth: 0,
             max_depth: DEFAULT_MAX_DEPTH,
+            replay_work: 0,
         }
     }
 
@@ -124,6 +128,7 @@ impl<'de> Decoder<'de> {
         self.active.clear();
         self.replay = 0;
         self.depth = 0;
+        self.replay_work = 0;
     }
 
     /// Reads one top-level value as any serde type.
@@ -230,6 +235,15 @@ impl<'de> Decoder<'de> {
     /// Reads class definitions (`C`) until something else starts; returns the
     /// tag of that value without consuming it.
     pub(crate) fn prelude(&mut self, expected: &'static str) -> Result<u8> {
+        if self.replay > 0 {
+            self.replay_work += 1;
+            if self.replay_work > self.input.len().saturating_mul(16).saturating_add(1 << 16) {
+                return Err(Error::Message {
+                    msg: "back-references expand to too many values".into(),
+                    offset: Some(self.pos),
+                });
+            }
+        }
         loop {
             let tag = self.peek(expected)?;
             if tag != tags::CLASS_DEF {
@@ -673,9 +687,20 @@ impl<'de> Decoder<'de> {
     /// Back-references stay [`Value::Ref`] (indices into this stream's table
     /// of containers), so shared and cyclic graphs are kept as written.
     pub fn read_value(&mut self) -> Result<Value> {
+        // Kept small: this frame is on the stack once per nesting level.
         let tag = self.prelude("value")?;
         let at = self.pos;
         self.pos += 1;
+        match tags::kind(tag) {
+            Kind::List => self.read_list_value(tag, at),
+            Kind::Map => self.read_map_value(tag, at),
+            Kind::Object => self.read_object_value(tag, at),
+            _ => self.read_scalar_value(tag, at),
+        }
+    }
+
+    #[inline(never)]
+    fn read_scalar_value(&mut self, tag: u8, at: usize) -> Result<Value> {
         Ok(match tags::kind(tag) {
             Kind::Null => Value::Null,
             Kind::Bool => Value::Bool(tag == tags::TRUE),
@@ -685,69 +710,79 @@ impl<'de> Decoder<'de> {
             Kind::Date => Value::Date(self.date_body(tag)?),
             Kind::String => Value::String(self.string_body(tag)?.into_owned()),
             Kind::Binary => Value::Binary(self.binary_body(tag)?.into_owned()),
-            Kind::Ref => {
-                let i = self.ref_index()?;
-                if !self.ref_valid(i) {
-                    return Err(Error::InvalidRef {
-                        offset: at,
-                        kind: "object",
-                        index: i64::from(i),
-                    });
-                }
-                Value::Ref(i)
-            }
-            Kind::List => {
-                self.register(at);
-                self.enter()?;
-                let head = self.list_head(tag)?;
-                let mut items = Vec::with_capacity(head.len.unwrap_or(0).min(1024));
-                match head.len {
-                    Some(n) => {
-                        for _ in 0..n {
-                            items.push(self.read_value()?);
-                        }
-                    }
-                    None => {
-                        while !self.at_end_marker()? {
-                            items.push(self.read_value()?);
-                        }
-                    }
-                }
-                self.leave();
-                Value::List(List {
-                    type_name: head.type_name,
-                    items,
-                })
-            }
-            Kind::Map => {
-                self.register(at);
-                self.enter()?;
-                let type_name = self.map_head(tag)?;
-                let mut entries = Vec::new();
-                while !self.at_end_marker()? {
-                    let k = self.read_value()?;
-                    let v = self.read_value()?;
-                    entries.push((k, v));
-                }
-                self.leave();
-                Value::Map(Map { type_name, entries })
-            }
-            Kind::Object => {
-                let def = self.object_head(tag, at)?;
-                self.register(at);
-                self.enter()?;
-                let mut fields = Vec::with_capacity(def.fields.len());
-                for f in def.fields.iter() {
-                    fields.push((f.clone(), self.read_value()?));
-                }
-                self.leave();
-                Value::Object(Object {
-                    class: def.name,
-                    fields,
-                })
-            }
-            Kind::ClassDef | Kind::Invalid => return Err(self.unexpected(at, tag, "value")),
+            Kind::Ref => Value::Ref(self.checked_ref(at)?),
+            _ => return Err(self.unexpected(at, tag, "value")),
         })
+    }
+
+    /// Reads a reference index (tag consumed) and checks it points to a container.
+    pub(crate) fn checked_ref(&mut self, at: usize) -> Result<u32> {
+        let i = self.ref_index()?;
+        if self.ref_valid(i) {
+            Ok(i)
+        } else {
+            Err(Error::InvalidRef {
+                offset: at,
+                kind: "object",
+                index: i64::from(i),
+            })
+        }
+    }
+
+    #[inline(never)]
+    fn read_list_value(&mut self, tag: u8, at: usize) -> Result<Value> {
+        self.register(at);
+        self.enter()?;
+        let head = self.list_head(tag)?;
+        let mut items = Vec::with_capacity(head.len.unwrap_or(0).min(1024));
+        match head.len {
+            Some(n) => {
+                for _ in 0..n {
+                    items.push(self.read_value()?);
+                }
+            }
+            None => {
+                while !self.at_end_marker()? {
+                    items.push(self.read_value()?);
+                }
+            }
+        }
+        self.leave();
+        Ok(Value::List(List {
+            type_name: head.type_name,
+            items,
+        }))
+    }
+
+    #[inline(never)]
+    fn read_map_value(&mut self, tag: u8, at: usize) -> Result<Value> {
+        self.register(at);
+        self.enter()?;
+        let type_name = self.map_head(tag)?;
+        let mut entries = Vec::new();
+        while !self.at_end_marker()? {
+            let k = self.read_value()?;
+            let v = self.read_value()?;
+            entries.push((k, v));
+        }
+        self.leave();
+        Ok(Value::Map(Map { type_name, entries }))
+    }
+
+    #[inline(never)]
+    fn read_object_value(&mut self, tag: u8, at: usize) -> Result<Value> {
+        let def = self.object_head(tag, at)?;
+        self.register(at);
+        self.enter()?;
+        let mut fields = Vec::with_capacity(def.fields.len());
+        for f in def.fields.iter() {
+            fields.push((f.clone(), self.read_value()?));
+        }
+        self.leave();
+        Ok(Value::Object(Object {
+            class: def.name,
+            fields,
+        }))
     }
 
     pub(crate) fn ref_valid(&self, i: u32) -> bool {
@@ -767,6 +802,14 @@ impl<'de> Decoder<'de> {
         let at = self.pos;
         self.pos += 1;
         match tags::kind(tag) {
+            Kind::List | Kind::Map | Kind::Object => self.skip_container(tag, at),
+            _ => self.skip_scalar(tag, at),
+        }
+    }
+
+    #[inline(never)]
+    fn skip_scalar(&mut self, tag: u8, at: usize) -> Result<()> {
+        match tags::kind(tag) {
             Kind::Null | Kind::Bool => {}
             Kind::Int => {
                 self.int_body(tag)?;
@@ -781,58 +824,51 @@ impl<'de> Decoder<'de> {
                 self.date_body(tag)?;
             }
             Kind::String => self.skip_string_body(tag)?,
-            Kind::Binary => {
-                self.skip_binary_body(tag)?;
-            }
+            Kind::Binary => self.skip_binary_body(tag)?,
             Kind::Ref => {
-                let i = self.ref_index()?;
-                if !self.ref_valid(i) {
-                    return Err(Error::InvalidRef {
-                        offset: at,
-                        kind: "object",
-                        index: i64::from(i),
-                    });
-                }
+                self.checked_ref(at)?;
             }
+            _ => return Err(self.unexpected(at, tag, "value")),
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn skip_container(&mut self, tag: u8, at: usize) -> Result<()> {
+        // (items, or entries * 2, to skip; None = until `Z`)
+        let count = match tags::kind(tag) {
             Kind::List => {
                 self.register(at);
-                self.enter()?;
-                let head = self.list_head(tag)?;
-                match head.len {
-                    Some(n) => {
-                        for _ in 0..n {
-                            self.skip_value()?;
-                        }
-                    }
-                    None => {
-                        while !self.at_end_marker()? {
-                            self.skip_value()?;
-                        }
-                    }
-                }
-                self.leave();
+                self.list_head(tag)?.len
             }
             Kind::Map => {
                 self.register(at);
-                self.enter()?;
                 self.map_head(tag)?;
-                while !self.at_end_marker()? {
-                    self.skip_value()?;
-                    self.skip_value()?;
-                }
-                self.leave();
+                None
             }
-            Kind::Object => {
+            _ => {
                 let n = self.object_head(tag, at)?.fields.len();
                 self.register(at);
-                self.enter()?;
+                Some(n)
+            }
+        };
+        self.enter()?;
+        match count {
+            Some(n) => {
                 for _ in 0..n {
                     self.skip_value()?;
                 }
-                self.leave();
             }
-            Kind::ClassDef | Kind::Invalid => return Err(self.unexpected(at, tag, "value")),
+            None => {
+                while !self.at_end_marker()? {
+                    self.skip_value()?;
+                    if tag == tags::MAP || tag == tags::MAP_TYPED {
+                        self.skip_value()?;
+                    }
+                }
+            }
         }
+        self.leave();
         Ok(())
     }
 
