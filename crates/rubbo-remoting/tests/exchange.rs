@@ -65,7 +65,7 @@ async fn timeout_near_deadline_late_response_dropped_next_call_works() {
     let started = Instant::now();
     let err = client
         .request(
-            Bytes::from_static(b"sleep:600"),
+            Bytes::from_static(b"sleep:1500"),
             HESSIAN2,
             Duration::from_millis(150),
         )
@@ -79,7 +79,7 @@ async fn timeout_near_deadline_late_response_dropped_next_call_works() {
     assert_eq!(err.status(), Status::SERVER_TIMEOUT);
     assert!(err.to_string().contains("sent, no reply"), "{err}");
     assert!(
-        took >= Duration::from_millis(150) && took < Duration::from_millis(450),
+        took >= Duration::from_millis(150) && took < Duration::from_millis(1000),
         "timeout fired after {took:?}"
     );
     // let the late response arrive, then call again on the same connection
