@@ -148,8 +148,14 @@ pub struct ServerConfig {
     pub send_readonly: bool,
     /// Frames queued for a connection's writer before senders wait.
     pub write_queue: usize,
+    /// Most requests handled at once across the server; over it a two-way request
+    /// is answered with status 100 `SERVER_THREADPOOL_EXHAUSTED_ERROR` and a one-way
+    /// request is dropped (Java's `threads` with `queues=0`). Zero: unlimited
+    /// (default).
+    pub max_in_flight: usize,
     /// Builds the body of error responses the server writes itself (status 80 on a
-    /// handler panic, 25 on an over-payload response).
+    /// handler panic, 25 on an over-payload response, 100 when over
+    /// `max_in_flight`).
     pub error_body: ErrorBodyFn,
 }
 
@@ -163,6 +169,7 @@ impl Default for ServerConfig {
             shutdown_timeout: Duration::from_secs(10),
             send_readonly: true,
             write_queue: 8192,
+            max_in_flight: 0,
             error_body: hessian2_error_body,
         }
     }
@@ -197,6 +204,12 @@ impl ServerConfig {
     /// Sets the graceful-shutdown wait.
     pub fn with_shutdown_timeout(mut self, t: Duration) -> Self {
         self.shutdown_timeout = t;
+        self
+    }
+
+    /// Sets the limit of requests handled at once (zero: unlimited).
+    pub fn with_max_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max;
         self
     }
 

@@ -379,3 +379,27 @@ async fn pool_shares_one_connection_or_hands_out_n() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_max_in_flight_answers_threadpool_exhausted() {
+    let (server, gauge) = start(ServerConfig::default().with_max_in_flight(2)).await;
+    let client = connect(&server).await;
+    let slow: Vec<_> = (0..2)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { call(&client, "sleep:300").await })
+        })
+        .collect();
+    wait_until("2 calls in the handler", LONG, || {
+        gauge.now.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    let resp = call(&client, "third").await.unwrap();
+    assert_eq!(resp.status, Status::SERVER_THREADPOOL_EXHAUSTED_ERROR);
+    assert!(String::from_utf8_lossy(&resp.body).contains("exhausted"));
+    for r in join_all(slow).await {
+        assert_eq!(r.unwrap().unwrap().status, Status::OK);
+    }
+    wait_until("in-flight drained", LONG, || server.in_flight() == 0).await;
+    assert_eq!(call(&client, "later").await.unwrap().status, Status::OK);
+}

@@ -170,6 +170,9 @@ impl ServerConn {
 
     async fn dispatch(&self, req: Request) {
         let cfg = &self.shared.config;
+        if cfg.max_in_flight > 0 && self.shared.inflight.count() >= cfg.max_in_flight {
+            return self.reject_exhausted(req).await;
+        }
         let call = Call {
             handler: self.shared.handler.clone(),
             info: self.info,
@@ -189,6 +192,27 @@ impl ServerConn {
                 }
             }
         }
+    }
+}
+
+impl ServerConn {
+    async fn reject_exhausted(&self, req: Request) {
+        let max = self.shared.config.max_in_flight;
+        warn!(
+            id = req.id,
+            max, "too many requests in flight, request rejected"
+        );
+        if !req.two_way {
+            return;
+        }
+        let text = format!(
+            "Server side({}) thread pool is exhausted, detail msg: {max} requests in flight",
+            self.info.local
+        );
+        let body = (self.shared.config.error_body)(req.serialization, &text);
+        let status = Status::SERVER_THREADPOOL_EXHAUSTED_ERROR;
+        let resp = Response::new(req.id, req.serialization, status, body);
+        let _ = self.tx.send(Outgoing::response(resp)).await;
     }
 }
 
