@@ -99,7 +99,9 @@ pub fn encode_request(
     out: &mut BytesMut,
 ) -> Result<(), CodecError> {
     let mut enc = Encoder::new(out);
-    let version = meta.version.unwrap_or(rubbo_common::keys::defaults::VERSION);
+    let version = meta
+        .version
+        .unwrap_or(rubbo_common::keys::defaults::VERSION);
     enc.write_string(DUBBO_VERSION)?;
     enc.write_string(meta.interface.unwrap_or(meta.path))?;
     enc.write_string(version)?;
@@ -315,7 +317,10 @@ pub fn decode_response(serialization: u8, body: &Bytes) -> Result<RpcResult, Cod
                 serialization,
                 bytes: body.slice(start..end),
             });
-            (Outcome::Value(payload), flag == flag::VALUE_WITH_ATTACHMENTS)
+            (
+                Outcome::Value(payload),
+                flag == flag::VALUE_WITH_ATTACHMENTS,
+            )
         }
         flag::NULL_VALUE | flag::NULL_VALUE_WITH_ATTACHMENTS => (
             Outcome::Value(Payload::Null),

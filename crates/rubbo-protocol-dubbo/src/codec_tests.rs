@@ -33,29 +33,58 @@ fn decodes_every_java_request() {
     ];
     for (name, method, desc, n) in cases {
         let (h, body) = fixture(&format!("{name}.request"));
-        let req = decode_request(h.serialization(), &body).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let req =
+            decode_request(h.serialization(), &body).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(req.dubbo_version, "2.0.2", "{name}");
         assert_eq!(req.path, "org.rubbo.interop.InteropService", "{name}");
         assert_eq!(req.version, "1.0.0", "{name}");
         assert_eq!(req.method, method, "{name}");
         assert_eq!(req.parameter_types, desc, "{name}");
         assert_eq!(req.arguments.len(), n, "{name}");
-        assert_eq!(req.attachment("remote.application"), Some("interop-consumer"), "{name}");
-        assert_eq!(req.attachment("interface"), Some("org.rubbo.interop.InteropService"));
+        assert_eq!(
+            req.attachment("remote.application"),
+            Some("interop-consumer"),
+            "{name}"
+        );
+        assert_eq!(
+            req.attachment("interface"),
+            Some("org.rubbo.interop.InteropService")
+        );
         assert_eq!(req.attachment("timeout"), Some("5000"));
     }
     let (h, body) = fixture("echo.request");
     let req = decode_request(h.serialization(), &body).unwrap();
     assert_eq!(req.arguments.decode::<(String,)>().unwrap().0, "hello");
     let (h, body) = fixture("echo_int.request");
-    assert_eq!(decode_request(h.serialization(), &body).unwrap().arguments.decode::<(i32,)>().unwrap().0, 48);
+    assert_eq!(
+        decode_request(h.serialization(), &body)
+            .unwrap()
+            .arguments
+            .decode::<(i32,)>()
+            .unwrap()
+            .0,
+        48
+    );
     let (h, body) = fixture("attachment.request");
-    assert_eq!(decode_request(h.serialization(), &body).unwrap().attachment("rubbo-key"), Some("value-1"));
+    assert_eq!(
+        decode_request(h.serialization(), &body)
+            .unwrap()
+            .attachment("rubbo-key"),
+        Some("value-1")
+    );
     let (h, body) = fixture("echo_string_chunked.request");
-    let (s,): (String,) = decode_request(h.serialization(), &body).unwrap().arguments.decode().unwrap();
+    let (s,): (String,) = decode_request(h.serialization(), &body)
+        .unwrap()
+        .arguments
+        .decode()
+        .unwrap();
     assert_eq!(s.encode_utf16().count(), 32767 + 2 + 100);
     let (h, body) = fixture("generic_echo_user.request");
-    let args = decode_request(h.serialization(), &body).unwrap().arguments.to_values().unwrap();
+    let args = decode_request(h.serialization(), &body)
+        .unwrap()
+        .arguments
+        .to_values()
+        .unwrap();
     assert_eq!(args[0], Value::from("echoUser"));
     assert!(matches!(&args[2], Value::List(l) if l.items.len() == 1));
 }
@@ -80,25 +109,40 @@ fn decodes_every_java_response() {
     let (h, body) = fixture("list_users.response");
     let r = decode_response(h.serialization(), &body).unwrap();
     let users = r.payload().unwrap().to_value().unwrap();
-    let Value::List(list) = users else { panic!("{users:?}") };
+    let Value::List(list) = users else {
+        panic!("{users:?}")
+    };
     assert_eq!(list.items.len(), 2);
-    assert_eq!(list.items[1].field("name").and_then(Value::as_str), Some("user-1"));
+    assert_eq!(
+        list.items[1].field("name").and_then(Value::as_str),
+        Some("user-1")
+    );
 
     let (h, body) = fixture("echo_bytes_chunked.response");
     let r = decode_response(h.serialization(), &body).unwrap();
     let b: Vec<u8> = r.payload().unwrap().decode().unwrap();
     assert_eq!(b.len(), 40000);
-    assert!(b.iter().enumerate().all(|(i, &x)| x == (i as u32 * 31 + 7) as u8));
+    assert!(
+        b.iter()
+            .enumerate()
+            .all(|(i, &x)| x == (i as u32 * 31 + 7) as u8)
+    );
 
     let (h, body) = fixture("unknown_method.response");
     assert_eq!(h.status, 40);
-    assert!(decode_error_text(h.serialization(), &body).starts_with("Fail to decode request due to: RpcInvocation [methodName=noSuchMethod"));
+    assert!(
+        decode_error_text(h.serialization(), &body)
+            .starts_with("Fail to decode request due to: RpcInvocation [methodName=noSuchMethod")
+    );
 }
 
 #[test]
 fn encodes_responses_byte_identical_to_java() {
     for (name, result) in [
-        ("echo", RpcResult::value(Payload::Value(Value::from("hello")))),
+        (
+            "echo",
+            RpcResult::value(Payload::Value(Value::from("hello"))),
+        ),
         ("echo_int", RpcResult::value(Payload::typed(48i32))),
         ("echo_null", RpcResult::null()),
         ("ping", RpcResult::null()),
@@ -140,7 +184,10 @@ fn request_round_trip_keeps_what_java_reads() {
     let mut java_keys: Vec<_> = java.attachments.keys().collect();
     ours_keys.sort();
     java_keys.sort();
-    assert_eq!(ours_keys, java_keys, "the same attachment keys as a Java consumer");
+    assert_eq!(
+        ours_keys, java_keys,
+        "the same attachment keys as a Java consumer"
+    );
     assert_eq!(ours.arguments.decode::<(String,)>().unwrap().0, "hello");
 }
 
@@ -154,8 +201,14 @@ fn malformed_bodies_are_errors_not_panics() {
     for cut in 0..body.len() {
         let _ = decode_response(2, &body.slice(..cut));
     }
-    assert!(matches!(decode_request(23, &body), Err(CodecError::Serialization(23))));
-    assert!(matches!(decode_response(2, &Bytes::from_static(&[0x99])), Err(CodecError::BadFlag(9))));
+    assert!(matches!(
+        decode_request(23, &body),
+        Err(CodecError::Serialization(23))
+    ));
+    assert!(matches!(
+        decode_response(2, &Bytes::from_static(&[0x99])),
+        Err(CodecError::BadFlag(9))
+    ));
     assert!(supports_response_attachments("2.0.2"));
     assert!(!supports_response_attachments("2.0.1"));
     assert!(!supports_response_attachments("3.0.0"));

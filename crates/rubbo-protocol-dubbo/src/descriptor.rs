@@ -115,7 +115,11 @@ pub fn split_names(desc: &str) -> Option<Vec<String>> {
             i = end + 1;
         } else {
             let p = prim(c)?;
-            out.push(if array { desc[start..=i].to_owned() } else { p.to_owned() });
+            out.push(if array {
+                desc[start..=i].to_owned()
+            } else {
+                p.to_owned()
+            });
             i += 1;
         }
     }
@@ -145,7 +149,13 @@ mod tests {
 
     #[test]
     fn names_round_trip_through_descriptors() {
-        for n in ["int", "java.lang.String", "[Ljava.lang.String;", "[I", "org.rubbo.interop.User"] {
+        for n in [
+            "int",
+            "java.lang.String",
+            "[Ljava.lang.String;",
+            "[I",
+            "org.rubbo.interop.User",
+        ] {
             let d = name_to_desc(n);
             assert_eq!(split_names(&d).unwrap(), vec![n.to_owned()], "{n} -> {d}");
         }

@@ -13,3 +13,11 @@
 
 pub mod codec;
 pub mod descriptor;
+mod generic;
+mod invoker;
+mod protocol;
+mod server;
+pub mod status;
+
+pub use invoker::DubboInvoker;
+pub use protocol::DubboProtocol;

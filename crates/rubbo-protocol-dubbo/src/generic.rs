@@ -1,0 +1,125 @@
+//! Generic invocation (`$invoke`) and echo (`$echo`) on the provider side, as Java's
+//! `GenericFilter` and `EchoFilter` do them.
+
+use rubbo_common::{Arguments, Invocation, RpcError, Value};
+use rubbo_hessian2::Map;
+
+use crate::descriptor;
+
+/// `$invoke` / `$invokeAsync`.
+pub(crate) fn is_generic(method: &str) -> bool {
+    method == "$invoke" || method == "$invokeAsync"
+}
+
+/// Turns `$invoke(method, types, args)` into the call it stands for: the real method,
+/// the descriptor built from the Java type names, and the arguments as values. A map
+/// argument carrying `class` reads into the typed parameter's struct by field name,
+/// as Java's `PojoUtils.realize` would.
+pub(crate) fn unwrap_generic(inv: &Invocation) -> Result<Invocation, RpcError> {
+    let values = inv.arguments().to_values()?;
+    let [method, types, args] = <[Value; 3]>::try_from(values).map_err(|v| {
+        RpcError::serialization(format!("$invoke takes 3 arguments, got {}", v.len()))
+    })?;
+    let method = match method {
+        Value::String(m) => m,
+        other => {
+            return Err(RpcError::serialization(format!(
+                "$invoke method name must be a string, got {other:?}"
+            )));
+        }
+    };
+    let types: Vec<String> = match types {
+        Value::Null => Vec::new(),
+        Value::List(l) => l
+            .items
+            .into_iter()
+            .map(|t| match t {
+                Value::String(s) => Ok(s),
+                other => Err(RpcError::serialization(format!(
+                    "$invoke parameter type must be a string, got {other:?}"
+                ))),
+            })
+            .collect::<Result<_, _>>()?,
+        other => {
+            return Err(RpcError::serialization(format!(
+                "$invoke parameter types must be a list, got {other:?}"
+            )));
+        }
+    };
+    let args: Vec<Value> = match args {
+        Value::Null => Vec::new(),
+        Value::List(l) => l.items,
+        other => vec![other],
+    };
+    if args.len() != types.len() {
+        return Err(RpcError::serialization(format!(
+            "$invoke of {method}: {} parameter types but {} arguments",
+            types.len(),
+            args.len()
+        )));
+    }
+    let desc: String = types.iter().map(|t| descriptor::name_to_desc(t)).collect();
+    let mut out = Invocation::new(inv.interface().to_owned(), method)
+        .with_parameter_types(desc)
+        .with_arguments(Arguments::Values(args));
+    if let Some(v) = inv.version() {
+        out = out.with_version(v.to_owned());
+    }
+    if let Some(g) = inv.group() {
+        out = out.with_group(g.to_owned());
+    }
+    *out.attachments_mut() = inv.attachments().clone();
+    Ok(out)
+}
+
+/// A result as a generic consumer expects it (Java's `PojoUtils.generalize`): objects
+/// become maps with their class under `class`, enums their name, `BigDecimal` its
+/// value; lists and maps are generalized element by element.
+pub(crate) fn generalize(v: Value) -> Value {
+    match v {
+        Value::Object(o) => {
+            let class = o.class.to_string();
+            let fields = o.fields;
+            // Enums travel as an object with the single field `name`.
+            if fields.len() == 1 && &*fields[0].0 == "name" {
+                if let Value::String(_) = &fields[0].1 {
+                    return fields
+                        .into_iter()
+                        .next()
+                        .map(|(_, v)| v)
+                        .unwrap_or_default();
+                }
+            }
+            if class == "java.math.BigDecimal" || class == "java.math.BigInteger" {
+                return Value::Object(rubbo_hessian2::Object {
+                    class: o.class,
+                    fields,
+                });
+            }
+            let mut entries = Vec::with_capacity(fields.len() + 1);
+            entries.push((Value::from("class"), Value::String(class)));
+            entries.extend(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (Value::String(k.to_string()), generalize(v))),
+            );
+            Value::Map(Map {
+                type_name: None,
+                entries,
+            })
+        }
+        Value::List(mut l) => {
+            l.items = l.items.into_iter().map(generalize).collect();
+            Value::List(l)
+        }
+        Value::Map(mut m) => {
+            m.entries = m
+                .entries
+                .into_iter()
+                .map(|(k, v)| (generalize(k), generalize(v)))
+                .collect();
+            Value::Map(m)
+        }
+        other => other,
+    }
+}

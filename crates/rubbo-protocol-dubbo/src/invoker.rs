@@ -1,0 +1,141 @@
+//! The consumer side: an invoker that calls one provider over a shared connection.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::BytesMut;
+use rubbo_common::keys::{self, Timeout};
+use rubbo_common::{HESSIAN2, Invocation, InvokeFuture, Invoker, RpcError, RpcResult, Url};
+use rubbo_remoting::Clients;
+use tracing::{Instrument, debug};
+
+use crate::codec::{self, RequestMeta};
+use crate::status::{error_for_remoting, error_for_status};
+
+/// Calls one provider at [`url()`](Invoker::url) over the dubbo protocol.
+#[derive(Debug, Clone)]
+pub struct DubboInvoker {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    url: Url,
+    clients: Clients,
+    path: String,
+    interface: Option<String>,
+    version: Option<String>,
+    group: Option<String>,
+    application: Option<String>,
+    token: Option<String>,
+    payload: i64,
+    /// Whether the connections are this invoker's own (`connections=N`) rather than
+    /// the shared one, which closes when its last user drops it.
+    exclusive: bool,
+    destroyed: AtomicBool,
+}
+
+impl DubboInvoker {
+    pub(crate) fn new(url: Url, clients: Clients, exclusive: bool) -> Self {
+        let owned = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_owned);
+        let path = url
+            .path()
+            .or_else(|| url.service_interface())
+            .unwrap_or_default()
+            .to_owned();
+        DubboInvoker {
+            inner: Arc::new(Inner {
+                interface: owned(url.get_param(keys::INTERFACE_KEY)),
+                version: owned(url.version()),
+                group: owned(url.group()),
+                application: owned(url.get_param(keys::APPLICATION_KEY)),
+                token: owned(url.get_param(keys::TOKEN_KEY)).filter(|t| t != "false"),
+                payload: url.param::<keys::Payload>(),
+                path,
+                clients,
+                exclusive,
+                url,
+                destroyed: AtomicBool::new(false),
+            }),
+        }
+    }
+}
+
+impl Invoker for DubboInvoker {
+    fn invoke(&self, inv: Invocation) -> InvokeFuture {
+        let inner = self.inner.clone();
+        let span =
+            tracing::debug_span!("dubbo.call", method = %inv.method(), peer = %inner.url.address());
+        Box::pin(
+            async move {
+                if inner.destroyed.load(Ordering::Acquire) {
+                    return Err(RpcError::network(format!(
+                        "invoker for {} is destroyed",
+                        inner.url.address()
+                    )));
+                }
+                let method = inv.method();
+                let timeout = inv
+                    .attachment_str(keys::TIMEOUT_KEY)
+                    .and_then(|t| t.parse().ok())
+                    .map(std::time::Duration::from_millis)
+                    .unwrap_or_else(|| inner.url.method_param::<Timeout>(method));
+                let oneway = !inner.url.get_method_bool(method, "return", true);
+                let meta = RequestMeta {
+                    path: &inner.path,
+                    version: inner.version.as_deref(),
+                    group: inner.group.as_deref(),
+                    interface: inner.interface.as_deref(),
+                    timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                    application: inner.application.as_deref(),
+                    token: inner.token.as_deref(),
+                };
+                let mut body = BytesMut::with_capacity(128);
+                codec::encode_request(&inv, &meta, &mut body)
+                    .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
+                if inner.payload > 0 && body.len() as i64 > inner.payload {
+                    return Err(RpcError::serialization(format!(
+                        "Data length too large: {}, max payload: {}",
+                        body.len(),
+                        inner.payload
+                    )));
+                }
+                if oneway {
+                    inner
+                        .clients
+                        .send_oneway(body.freeze(), HESSIAN2)
+                        .await
+                        .map_err(error_for_remoting)?;
+                    return Ok(RpcResult::null());
+                }
+                let resp = inner
+                    .clients
+                    .request(body.freeze(), HESSIAN2, timeout)
+                    .await
+                    .map_err(error_for_remoting)?;
+                if !resp.status.is_ok() {
+                    let text = codec::decode_error_text(resp.serialization, &resp.body);
+                    debug!(status = resp.status.as_u8(), error = %text, "error response");
+                    return Err(error_for_status(resp.status, text));
+                }
+                codec::decode_response(resp.serialization, &resp.body)
+                    .map_err(|e| RpcError::serialization(format!("cannot decode response: {e}")))
+            }
+            .instrument(span),
+        )
+    }
+
+    fn url(&self) -> &Url {
+        &self.inner.url
+    }
+
+    fn is_available(&self) -> bool {
+        !self.inner.destroyed.load(Ordering::Acquire) && self.inner.clients.is_available()
+    }
+
+    fn destroy(&self) {
+        if !self.inner.destroyed.swap(true, Ordering::AcqRel) && self.inner.exclusive {
+            self.inner.clients.close();
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! `DubboProtocol`: the `dubbo` extension of [`Protocol`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use rubbo_common::keys::{self, Connections};
+use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Protocol, RpcError, Url};
+use rubbo_remoting::{ClientConfig, ConnectionPool, Dispatch, Server, ServerConfig};
+use tracing::info;
+
+use crate::invoker::DubboInvoker;
+use crate::server::{DubboHandler, Exported, ExporterMap, exporter_key};
+
+/// The dubbo protocol: exports services on `dubbo://host:port` servers (several
+/// services share one server per address) and refers providers over shared,
+/// multiplexed connections.
+///
+/// ```no_run
+/// use rubbo_common::{Protocol, Url};
+/// use rubbo_protocol_dubbo::DubboProtocol;
+///
+/// # async fn f(service: rubbo_common::BoxInvoker) -> Result<(), rubbo_common::RpcError> {
+/// let protocol = DubboProtocol::new();
+/// let exporter = protocol.export(service).await?; // serves service.url()
+/// let invoker = protocol
+///     .refer(Url::parse("dubbo://127.0.0.1:20880/org.rubbo.interop.InteropService?version=1.0.0").unwrap())
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct DubboProtocol {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    servers: Mutex<HashMap<String, ServerEntry>>,
+    pools: Mutex<HashMap<String, ConnectionPool>>,
+}
+
+#[derive(Debug, Clone)]
+struct ServerEntry {
+    server: Arc<Server>,
+    exporters: ExporterMap,
+}
+
+impl DubboProtocol {
+    /// A protocol with no servers and no connections yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The local address of the server exported for `host:port` (to learn an
+    /// ephemeral port after exporting on port 0).
+    pub fn server_addr(&self, bind: &str) -> Option<std::net::SocketAddr> {
+        self.inner
+            .servers
+            .lock()
+            .get(bind)
+            .map(|e| e.server.local_addr())
+    }
+
+    /// The addresses of every running server.
+    pub fn server_addrs(&self) -> Vec<std::net::SocketAddr> {
+        self.inner
+            .servers
+            .lock()
+            .values()
+            .map(|e| e.server.local_addr())
+            .collect()
+    }
+
+    fn client_config(url: &Url) -> ClientConfig {
+        ClientConfig::default()
+            .with_connect_timeout(url.param::<keys::ConnectTimeout>())
+            .with_heartbeat(url.param::<keys::Heartbeat>())
+            .with_payload(url.param::<keys::Payload>())
+    }
+
+    fn server_config(url: &Url) -> Result<ServerConfig, RpcError> {
+        let dispatch: Dispatch = url
+            .get_param_or(keys::DISPATCHER_KEY, keys::defaults::DISPATCHER)
+            .parse()
+            .map_err(|e: rubbo_remoting::RemotingError| {
+                RpcError::new(rubbo_common::ErrorKind::Unknown, e.to_string())
+            })?;
+        let mut c = ServerConfig::default()
+            .with_heartbeat(url.param::<keys::Heartbeat>())
+            .with_dispatch(dispatch);
+        c.payload = url.param::<keys::Payload>();
+        c.shutdown_timeout = url.get_duration_ms("shutdown.timeout", 10_000);
+        Ok(c)
+    }
+
+    /// Connection pools are per client configuration, so invokers with the same
+    /// settings share connections.
+    fn pool_for(&self, url: &Url) -> ConnectionPool {
+        let key = format!(
+            "{:?}|{:?}|{}",
+            url.param::<keys::ConnectTimeout>(),
+            url.param::<keys::Heartbeat>(),
+            url.param::<keys::Payload>()
+        );
+        self.inner
+            .pools
+            .lock()
+            .entry(key)
+            .or_insert_with(|| ConnectionPool::new(Self::client_config(url)))
+            .clone()
+    }
+}
+
+impl Protocol for DubboProtocol {
+    fn default_port(&self) -> u16 {
+        keys::defaults::DUBBO_PORT
+    }
+
+    fn export(
+        &self,
+        invoker: BoxInvoker,
+    ) -> BoxFuture<'static, Result<Box<dyn Exporter>, RpcError>> {
+        let this = self.clone();
+        Box::pin(async move {
+            let url = invoker.url().clone();
+            let host = url.host().unwrap_or("0.0.0.0").to_owned();
+            let bind = format!("{}:{}", host, url.port());
+            let key = exporter_key(
+                url.group(),
+                url.path()
+                    .or_else(|| url.service_interface())
+                    .unwrap_or_default(),
+                url.version(),
+            );
+            let existing = this.inner.servers.lock().get(&bind).cloned();
+            let entry = match existing {
+                Some(e) => e,
+                None => {
+                    let exporters = ExporterMap::default();
+                    let handler = DubboHandler {
+                        exporters: exporters.clone(),
+                        payload: url.param::<keys::Payload>(),
+                    };
+                    let config = Self::server_config(&url)?;
+                    let addr = if host.contains(':') {
+                        format!("[{host}]:{}", url.port())
+                    } else {
+                        bind.clone()
+                    };
+                    let server =
+                        Server::bind(addr.as_str(), config, handler)
+                            .await
+                            .map_err(|e| {
+                                RpcError::network(format!("cannot export on {bind}: {e}"))
+                                    .with_source(e)
+                            })?;
+                    let entry = ServerEntry {
+                        server: Arc::new(server),
+                        exporters,
+                    };
+                    this.inner
+                        .servers
+                        .lock()
+                        .insert(bind.clone(), entry.clone());
+                    entry
+                }
+            };
+            entry
+                .exporters
+                .write()
+                .insert(key.clone(), Arc::new(Exported::new(invoker.clone())));
+            info!(service = %key, addr = %entry.server.local_addr(), "exported");
+            Ok(Box::new(DubboExporter {
+                protocol: this,
+                bind,
+                key,
+                invoker,
+            }) as Box<dyn Exporter>)
+        })
+    }
+
+    fn refer(&self, url: Url) -> BoxFuture<'static, Result<BoxInvoker, RpcError>> {
+        let pool = self.pool_for(&url);
+        Box::pin(async move {
+            let addr = url.address();
+            let connections = url.param::<Connections>() as usize;
+            let clients = pool
+                .get(&addr, connections)
+                .await
+                .map_err(crate::status::error_for_remoting)?;
+            Ok(Arc::new(DubboInvoker::new(url, clients, connections > 0)) as BoxInvoker)
+        })
+    }
+
+    fn destroy(&self) -> BoxFuture<'static, ()> {
+        let servers: Vec<ServerEntry> = self.inner.servers.lock().drain().map(|(_, e)| e).collect();
+        Box::pin(async move {
+            for e in servers {
+                e.server.shutdown().await;
+            }
+        })
+    }
+}
+
+/// The handle of one exported service; unexporting the last service of a server
+/// shuts the server down gracefully.
+#[derive(Debug)]
+struct DubboExporter {
+    protocol: DubboProtocol,
+    bind: String,
+    key: String,
+    invoker: BoxInvoker,
+}
+
+impl Exporter for DubboExporter {
+    fn invoker(&self) -> &BoxInvoker {
+        &self.invoker
+    }
+
+    fn unexport(&self) -> BoxFuture<'static, ()> {
+        let protocol = self.protocol.clone();
+        let bind = self.bind.clone();
+        let key = self.key.clone();
+        Box::pin(async move {
+            let shut = {
+                let mut servers = protocol.inner.servers.lock();
+                let Some(entry) = servers.get(&bind).cloned() else {
+                    return;
+                };
+                let mut map = entry.exporters.write();
+                map.remove(&key);
+                if map.is_empty() {
+                    servers.remove(&bind);
+                    Some(entry.server.clone())
+                } else {
+                    None
+                }
+            };
+            info!(service = %key, "unexported");
+            if let Some(server) = shut {
+                server.shutdown().await;
+            }
+        })
+    }
+}

@@ -1,0 +1,244 @@
+//! The provider side: one remoting server per bind address, an exporter map per
+//! server keyed by `{group}/{path}:{version}`, and the request handler that routes
+//! each request to its service.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use parking_lot::RwLock;
+use rubbo_common::keys::{self, Executes};
+use rubbo_common::{BoxInvoker, ErrorKind, Invocation, Outcome, Payload, RpcError, RpcResult};
+use rubbo_remoting::{ConnectionInfo, Handler, Request, Response, Status};
+use tokio::sync::Semaphore;
+use tracing::{debug, warn};
+
+use crate::codec::{self, DecodedRequest};
+use crate::status::status_for_error;
+use crate::{descriptor, generic};
+
+/// The exporter-map key: `{group}/{path}:{version}`, where version `0.0.0` or `*`
+/// and an empty group count as absent (Java's `GroupServiceKeyCache`).
+pub(crate) fn exporter_key(group: Option<&str>, path: &str, version: Option<&str>) -> String {
+    let version = version.filter(|v| !v.is_empty() && *v != "0.0.0" && *v != "*");
+    rubbo_common::service_key(group, path, version)
+}
+
+/// One exported service.
+#[derive(Debug)]
+pub(crate) struct Exported {
+    pub(crate) invoker: BoxInvoker,
+    /// `executes`: the service's concurrency limit, when set.
+    limit: Option<Arc<Semaphore>>,
+    token: Option<String>,
+}
+
+impl Exported {
+    pub(crate) fn new(invoker: BoxInvoker) -> Self {
+        let url = invoker.url();
+        let executes = url.param::<Executes>();
+        let token = url
+            .get_param(keys::TOKEN_KEY)
+            .filter(|t| !t.is_empty() && *t != "false")
+            .map(str::to_owned);
+        Exported {
+            limit: (executes > 0).then(|| Arc::new(Semaphore::new(executes as usize))),
+            invoker,
+            token,
+        }
+    }
+}
+
+/// The services of one server.
+pub(crate) type ExporterMap = Arc<RwLock<BTreeMap<String, Arc<Exported>>>>;
+
+/// Routes requests of one server to its exported services.
+#[derive(Debug, Clone)]
+pub(crate) struct DubboHandler {
+    pub(crate) exporters: ExporterMap,
+    pub(crate) payload: i64,
+}
+
+impl Handler for DubboHandler {
+    fn handle(&self, req: Request, conn: &ConnectionInfo) -> BoxFuture<'static, Option<Response>> {
+        let this = self.clone();
+        let conn = *conn;
+        async move {
+            let two_way = req.two_way;
+            let id = req.id;
+            let serialization = req.serialization;
+            let response = this.serve(req, conn).await;
+            if !two_way {
+                return None;
+            }
+            Some(match response {
+                Ok(resp) => resp,
+                Err((status, text)) => {
+                    debug!(id, status = status.as_u8(), peer = %conn.peer, error = %text, "error response");
+                    Response::new(id, serialization, status, codec::encode_error_text(&text))
+                }
+            })
+        }
+        .boxed()
+    }
+}
+
+type Failure = (Status, String);
+
+impl DubboHandler {
+    async fn serve(&self, req: Request, conn: ConnectionInfo) -> Result<Response, Failure> {
+        if let Some(broken) = &req.broken {
+            warn!(peer = %conn.peer, reason = %broken, "bad request");
+            return Err((
+                Status::BAD_REQUEST,
+                format!("Fail to decode request due to: {broken}"),
+            ));
+        }
+        let decoded = codec::decode_request(req.serialization, &req.body).map_err(|e| {
+            warn!(peer = %conn.peer, error = %e, "undecodable request body");
+            (
+                Status::BAD_REQUEST,
+                format!("Fail to decode request due to: {e}"),
+            )
+        })?;
+        let with_attachments = codec::supports_response_attachments(&decoded.dubbo_version);
+        let exported = self.lookup(&decoded, conn.local)?;
+        let result = self.call(&exported, decoded, conn).await;
+        let result = match result {
+            Ok(r) => r,
+            Err(e) if e.is_biz() => {
+                RpcResult::from_exception(e.biz_exception().cloned().unwrap_or_else(|| {
+                    rubbo_common::BizException::new(
+                        "java.lang.RuntimeException",
+                        Some(e.message().to_owned()),
+                    )
+                }))
+            }
+            Err(e) => return Err((status_for_error(&e), e.message().to_owned())),
+        };
+        let mut body = BytesMut::with_capacity(64);
+        codec::encode_response(&result, with_attachments, &mut body).map_err(|e| {
+            warn!(error = %e, "cannot encode the response");
+            (
+                Status::BAD_RESPONSE,
+                format!("Fail to encode response: {e}"),
+            )
+        })?;
+        if self.payload > 0 && body.len() as i64 > self.payload {
+            return Err((
+                Status::SERIALIZATION_ERROR,
+                format!(
+                    "Data length too large: {}, max payload: {}, channel: {} -> {}",
+                    body.len(),
+                    self.payload,
+                    conn.local,
+                    conn.peer
+                ),
+            ));
+        }
+        Ok(Response::ok(req.id, req.serialization, body.freeze()))
+    }
+
+    fn lookup(&self, req: &DecodedRequest, local: SocketAddr) -> Result<Arc<Exported>, Failure> {
+        let path = req.attachment(keys::PATH_KEY).unwrap_or(&req.path);
+        let version = req
+            .attachment(keys::VERSION_KEY)
+            .or(Some(req.version.as_str()));
+        let group = req.attachment(keys::GROUP_KEY);
+        let key = exporter_key(group, path, version);
+        let map = self.exporters.read();
+        if let Some(e) = map.get(&key) {
+            return Ok(e.clone());
+        }
+        let known: Vec<&str> = map.keys().map(String::as_str).collect();
+        warn!(service = %key, method = %req.method, "unknown service");
+        Err((
+            Status::SERVICE_NOT_FOUND,
+            format!(
+                "Not found exported service: {key}:{} in [{}], may be version or group mismatch (method {}({}))",
+                local.port(),
+                known.join(", "),
+                req.method,
+                req.parameter_types
+            ),
+        ))
+    }
+
+    async fn call(
+        &self,
+        exported: &Exported,
+        req: DecodedRequest,
+        conn: ConnectionInfo,
+    ) -> Result<RpcResult, RpcError> {
+        if let Some(token) = &exported.token {
+            if req.attachment(keys::TOKEN_KEY) != Some(token.as_str()) {
+                return Err(RpcError::new(
+                    ErrorKind::Forbidden,
+                    format!(
+                        "invalid token from consumer {}, the service requires a token",
+                        conn.peer
+                    ),
+                ));
+            }
+        }
+        let _permit = match &exported.limit {
+            Some(sem) => Some(sem.clone().try_acquire_owned().map_err(|_| {
+                RpcError::new(
+                    ErrorKind::LimitExceeded,
+                    format!(
+                        "Server side ({}) thread pool is exhausted: service {} reached its executes limit",
+                        conn.local, req.path
+                    ),
+                )
+            })?),
+            None => None,
+        };
+        let interface = exported
+            .invoker
+            .url()
+            .service_interface()
+            .unwrap_or(&req.path)
+            .to_owned();
+        if req.method == "$echo" && req.parameter_types == descriptor::ECHO_DESC {
+            // EchoFilter: the argument comes back as sent.
+            return Ok(match req.arguments {
+                rubbo_common::Arguments::Encoded { encoded, .. } => {
+                    RpcResult::value(Payload::Encoded(encoded))
+                }
+                other => RpcResult::value(Payload::Value(
+                    other.to_values()?.into_iter().next().unwrap_or_default(),
+                )),
+            });
+        }
+        let mut inv = Invocation::new(interface, req.method.clone())
+            .with_version(req.version.clone())
+            .with_parameter_types(req.parameter_types.clone())
+            .with_arguments(req.arguments);
+        if let Some(g) = req
+            .attachments
+            .get(keys::GROUP_KEY)
+            .and_then(|v| v.as_str())
+        {
+            inv = inv.with_group(g.to_owned());
+        }
+        *inv.attachments_mut() = req.attachments;
+        inv.set_attachment("remote.address", conn.peer.to_string());
+        if generic::is_generic(&req.method) && req.parameter_types == descriptor::GENERIC_DESC {
+            let real = generic::unwrap_generic(&inv)?;
+            let result = exported.invoker.invoke(real).await?;
+            let (outcome, attachments) = result.into_parts();
+            let outcome = match outcome {
+                Outcome::Value(p) => Outcome::Value(match p {
+                    Payload::Null => Payload::Null,
+                    p => Payload::Value(generic::generalize(p.to_value()?)),
+                }),
+                e => e,
+            };
+            return Ok(RpcResult::from_parts(outcome, attachments));
+        }
+        exported.invoker.invoke(inv).await
+    }
+}
