@@ -1,2 +1,22 @@
-//! ZooKeeper registry (work in progress).
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    unreachable_pub,
+    clippy::unwrap_used
+)]
+
+mod children;
+mod factory;
+pub mod paths;
+mod registry;
+mod session;
+mod subscription;
+
+pub use children::{ChildCache, ChildUpdate, SampledHasher, SampledState};
+pub use factory::{ZookeeperRegistryFactory, register_factory, registry_factories};
+pub use registry::{
+    BACKUP_KEY, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NOTIFY_DELAY, DEFAULT_SESSION_TIMEOUT,
+    SESSION_KEY, ZookeeperRegistry,
+};

@@ -139,6 +139,11 @@ impl FailbackRegistry {
         self.shared.cache.as_ref()
     }
 
+    /// Whether [`destroy`](Registry::destroy) was called.
+    pub fn is_destroyed(&self) -> bool {
+        self.shared.state.lock().destroyed
+    }
+
     /// How many operations wait for a retry.
     pub fn pending_retries(&self) -> usize {
         let s = self.shared.state.lock();

@@ -1,0 +1,437 @@
+//! `ZookeeperRegistry`: the interface-level registry Java Dubbo writes in ZooKeeper.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rubbo_common::{BoxFuture, Url};
+use rubbo_registry::{
+    NOTIFY_DELAY_KEY, Registry, RegistryError, RegistryResult, SharedListener, TIMEOUT_KEY,
+    is_any_interface, is_empty_url, is_match, same_listener,
+};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tracing::{debug, info, warn};
+use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError};
+
+use crate::children::ChildCache;
+use crate::paths;
+use crate::session::SessionShared;
+use crate::subscription::watch_category;
+
+/// Registry URL parameter: the ZooKeeper session timeout in ms (default 60000).
+pub const SESSION_KEY: &str = "session";
+/// Registry URL parameter: more servers, `h:p,h:p`.
+pub const BACKUP_KEY: &str = "backup";
+/// Default session timeout.
+pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default wait for the first session at start.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default delay that batches a burst of child changes into one notification.
+pub const DEFAULT_NOTIFY_DELAY: Duration = Duration::from_millis(10);
+
+pub(crate) const PERSISTENT: CreateOptions<'static> =
+    CreateMode::Persistent.with_acls(Acls::anyone_all());
+const EPHEMERAL: CreateOptions<'static> = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+
+/// The ZooKeeper registry (`zookeeper://127.0.0.1:2181?backup=h2:2181&group=dubbo`).
+///
+/// - Registered URLs are nodes `/{group}/{encode(interface)}/{category}/{encode(url)}`,
+///   ephemeral unless the URL says `dynamic=false`; parents are persistent.
+/// - A subscription watches each category's children and delivers the category's
+///   whole list after every change (`empty://` when none), batching bursts within
+///   `notify.delay` ms (default 10).
+/// - When the session expires (a long outage, a ZooKeeper restart without its data),
+///   a new session is started; registered nodes are created again and subscriptions
+///   re-read their lists, without any call from the user.
+///
+/// Operations fail at once with [`RegistryError::Unavailable`] while no session is
+/// established; wrap the registry in a [`rubbo_registry::FailbackRegistry`] (the
+/// factory does) to have them retried.
+pub struct ZookeeperRegistry {
+    inner: Arc<Inner>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) url: Url,
+    pub(crate) address: String,
+    pub(crate) root: String,
+    pub(crate) notify_delay: Duration,
+    pub(crate) session: Arc<SessionShared>,
+    destroyed: AtomicBool,
+    registered: Mutex<Vec<Url>>,
+    subscriptions: Mutex<Vec<Subscription>>,
+}
+
+struct Subscription {
+    url: Url,
+    listener: SharedListener,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl fmt::Debug for ZookeeperRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ZookeeperRegistry")
+            .field("address", &self.inner.address)
+            .field("root", &self.inner.root)
+            .field("available", &self.is_available())
+            .field("registered", &self.inner.registered.lock().len())
+            .field("subscriptions", &self.inner.subscriptions.lock().len())
+            .finish()
+    }
+}
+
+impl ZookeeperRegistry {
+    /// Starts the registry for `url` and waits up to `timeout` ms (default 5000) for the
+    /// first session. When it does not come, this fails if `check` is true (default)
+    /// and otherwise returns a registry that keeps connecting in the background.
+    ///
+    /// Must be called inside a tokio runtime.
+    pub async fn connect(url: Url) -> RegistryResult<ZookeeperRegistry> {
+        let host = url
+            .host()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| RegistryError::Config(format!("no zookeeper address in {url}")))?;
+        let port = if url.port() == 0 { 2181 } else { url.port() };
+        let mut connect_string = format!("{host}:{port}");
+        if let Some(backup) = url.get_param(BACKUP_KEY).filter(|b| !b.is_empty()) {
+            connect_string.push(',');
+            connect_string.push_str(backup);
+        }
+        let session_timeout = url.get_duration_ms(SESSION_KEY, 60_000);
+        let connect_timeout = url.get_duration_ms(TIMEOUT_KEY, 5000);
+        let notify_delay = url.get_duration_ms(NOTIFY_DELAY_KEY, 10);
+        let session = SessionShared::new(connect_string.clone(), session_timeout);
+        let inner = Arc::new(Inner {
+            root: paths::root_path(&url),
+            address: connect_string,
+            notify_delay,
+            session: session.clone(),
+            url: url.clone(),
+            destroyed: AtomicBool::new(false),
+            registered: Mutex::new(Vec::new()),
+            subscriptions: Mutex::new(Vec::new()),
+        });
+        let session_task = tokio::spawn(session.clone().run());
+        let recover_task = tokio::spawn(recover_loop(inner.clone()));
+        let registry = ZookeeperRegistry {
+            inner,
+            tasks: Mutex::new(vec![session_task, recover_task]),
+        };
+        let mut rx = session.conn.subscribe();
+        let connected = tokio::time::timeout(connect_timeout, rx.wait_for(Option::is_some)).await;
+        if !matches!(connected, Ok(Ok(_))) {
+            if url.get_bool("check", true) {
+                registry.shutdown();
+                return Err(RegistryError::Unavailable {
+                    address: registry.inner.address.clone(),
+                    reason: format!("no zookeeper session within {connect_timeout:?}"),
+                });
+            }
+            warn!(zookeeper = %registry.inner.address, "zookeeper not connected yet (check=false); connecting in the background");
+        }
+        Ok(registry)
+    }
+
+    /// The root path (`/dubbo`).
+    pub fn root(&self) -> &str {
+        &self.inner.root
+    }
+
+    /// The client of the current session, for tests and tools.
+    pub fn client(&self) -> Option<Client> {
+        self.inner.session.current().map(|c| c.client)
+    }
+
+    fn shutdown(&self) {
+        for t in self.tasks.lock().drain(..) {
+            t.abort();
+        }
+        for s in self.inner.subscriptions.lock().drain(..) {
+            s.abort();
+        }
+        self.inner.session.conn.send_replace(None);
+    }
+}
+
+impl Drop for ZookeeperRegistry {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl Subscription {
+    fn abort(&self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn zk_error(&self, what: String, e: ZkError) -> RegistryError {
+        match e {
+            ZkError::ConnectionLoss | ZkError::SessionExpired | ZkError::ClientClosed => {
+                RegistryError::unavailable(self.address.clone(), format!("{what}: {e}"))
+            }
+            e => RegistryError::backend(self.address.clone(), what, e),
+        }
+    }
+
+    fn check(&self) -> RegistryResult<Client> {
+        if self.destroyed.load(Ordering::SeqCst) {
+            return Err(RegistryError::Destroyed(self.address.clone()));
+        }
+        self.session
+            .current()
+            .map(|c| c.client)
+            .ok_or_else(|| RegistryError::unavailable(self.address.clone(), "no zookeeper session"))
+    }
+
+    async fn do_register(&self, url: Url) -> RegistryResult<()> {
+        let client = self.check()?;
+        if is_any_interface(&url) {
+            return Err(RegistryError::Config(format!(
+                "cannot register a url for interface *: {url}"
+            )));
+        }
+        let path = paths::url_path(&self.root, &url);
+        let ephemeral = url.get_bool("dynamic", true);
+        create_node(&client, &path, ephemeral)
+            .await
+            .map_err(|e| self.zk_error(format!("create {path}"), e))?;
+        debug!(path, ephemeral, "registered");
+        let mut reg = self.registered.lock();
+        if !reg.contains(&url) {
+            reg.push(url);
+        }
+        Ok(())
+    }
+
+    async fn do_unregister(&self, url: Url) -> RegistryResult<()> {
+        self.registered.lock().retain(|u| *u != url);
+        let client = self.check()?;
+        let path = paths::url_path(&self.root, &url);
+        match client.delete(&path, None).await {
+            Ok(()) | Err(ZkError::NoNode) => {
+                debug!(path, "unregistered");
+                Ok(())
+            }
+            Err(e) => Err(self.zk_error(format!("delete {path}"), e)),
+        }
+    }
+
+    async fn do_subscribe(
+        self: &Arc<Self>,
+        url: Url,
+        listener: SharedListener,
+    ) -> RegistryResult<()> {
+        self.check()?;
+        if is_any_interface(&url) {
+            return Err(RegistryError::Config(
+                "interface=* subscriptions are not supported by the zookeeper registry".into(),
+            ));
+        }
+        // A new subscription of the same listener to the same URL replaces the old one.
+        self.remove_subscription(&url, &listener);
+        let mut tasks = Vec::new();
+        let mut firsts = Vec::new();
+        for (category, path) in paths::categories_paths(&self.root, &url) {
+            let (tx, rx) = oneshot::channel();
+            let cache = ChildCache::new(url.clone(), &category);
+            tasks.push(tokio::spawn(watch_category(
+                self.clone(),
+                path,
+                cache,
+                listener.clone(),
+                tx,
+            )));
+            firsts.push(rx);
+        }
+        self.subscriptions.lock().push(Subscription {
+            url: url.clone(),
+            listener: listener.clone(),
+            tasks,
+        });
+        for rx in firsts {
+            let result = rx.await.unwrap_or_else(|_| {
+                Err(RegistryError::unavailable(
+                    self.address.clone(),
+                    "subscription ended",
+                ))
+            });
+            if let Err(e) = result {
+                self.remove_subscription(&url, &listener);
+                return Err(e);
+            }
+        }
+        info!(zookeeper = %self.address, url = %url, "subscribed");
+        Ok(())
+    }
+
+    fn remove_subscription(&self, url: &Url, listener: &SharedListener) {
+        self.subscriptions.lock().retain(|s| {
+            let same = s.url == *url && same_listener(&s.listener, listener);
+            if same {
+                s.abort();
+            }
+            !same
+        });
+    }
+
+    async fn do_lookup(&self, url: Url) -> RegistryResult<Vec<Url>> {
+        let client = self.check()?;
+        let mut out = Vec::new();
+        for (_, path) in paths::categories_paths(&self.root, &url) {
+            let children = match client.list_children(&path).await {
+                Ok(c) => c,
+                Err(ZkError::NoNode) => continue,
+                Err(e) => return Err(self.zk_error(format!("list {path}"), e)),
+            };
+            out.extend(
+                children
+                    .iter()
+                    .filter_map(|name| Url::parse_encoded(name).ok())
+                    .filter(|u| !is_empty_url(u) && is_match(&url, u)),
+            );
+        }
+        Ok(out)
+    }
+
+    /// Creates the registered nodes again in a new session.
+    async fn recover(&self, client: &Client, generation: u64) {
+        loop {
+            let urls = self.registered.lock().clone();
+            if urls.is_empty() {
+                return;
+            }
+            info!(zookeeper = %self.address, urls = urls.len(), generation, "new zookeeper session: registering again");
+            let mut failed = 0;
+            for url in &urls {
+                let path = paths::url_path(&self.root, url);
+                if let Err(e) = create_node(client, &path, url.get_bool("dynamic", true)).await {
+                    failed += 1;
+                    warn!(path, error = %e, "re-registration failed");
+                }
+            }
+            if failed == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            if self.session.current().map(|c| c.generation) != Some(generation) {
+                return;
+            }
+        }
+    }
+}
+
+/// Waits for each new session after the first and registers everything again.
+async fn recover_loop(inner: Arc<Inner>) {
+    let mut rx = inner.session.conn.subscribe();
+    let mut last = 1;
+    loop {
+        if rx.changed().await.is_err() {
+            return;
+        }
+        let conn = rx.borrow_and_update().clone();
+        if let Some(conn) = conn {
+            if conn.generation > last {
+                last = conn.generation;
+                inner.recover(&conn.client, conn.generation).await;
+            }
+        }
+    }
+}
+
+/// Creates `path` (parents persistent). An ephemeral node left by another session is
+/// replaced so that it belongs to ours (Java's fault-tolerant create).
+pub(crate) async fn create_node(
+    client: &Client,
+    path: &str,
+    ephemeral: bool,
+) -> Result<(), ZkError> {
+    if let Some(i) = path.rfind('/').filter(|&i| i > 0) {
+        client.mkdir(&path[..i], &PERSISTENT).await?;
+    }
+    let mode = if ephemeral { &EPHEMERAL } else { &PERSISTENT };
+    match client.create(path, &[], mode).await {
+        Ok(_) => Ok(()),
+        Err(ZkError::NodeExists) if !ephemeral => Ok(()),
+        Err(ZkError::NodeExists) => {
+            if let Some(stat) = client.check_stat(path).await? {
+                if stat.ephemeral_owner == client.session_id().0 {
+                    return Ok(());
+                }
+            }
+            match client.delete(path, None).await {
+                Ok(()) | Err(ZkError::NoNode) => {}
+                Err(e) => return Err(e),
+            }
+            client.create(path, &[], mode).await.map(|_| ())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+impl Registry for ZookeeperRegistry {
+    fn url(&self) -> &Url {
+        &self.inner.url
+    }
+
+    fn is_available(&self) -> bool {
+        !self.inner.destroyed.load(Ordering::SeqCst)
+            && self.inner.session.connected.load(Ordering::SeqCst)
+    }
+
+    fn register(&self, url: Url) -> BoxFuture<'_, RegistryResult<()>> {
+        Box::pin(self.inner.do_register(url))
+    }
+
+    fn unregister(&self, url: Url) -> BoxFuture<'_, RegistryResult<()>> {
+        Box::pin(self.inner.do_unregister(url))
+    }
+
+    fn subscribe(&self, url: Url, listener: SharedListener) -> BoxFuture<'_, RegistryResult<()>> {
+        Box::pin(async move { self.inner.do_subscribe(url, listener).await })
+    }
+
+    fn unsubscribe(&self, url: Url, listener: SharedListener) -> BoxFuture<'_, RegistryResult<()>> {
+        Box::pin(async move {
+            self.inner.remove_subscription(&url, &listener);
+            Ok(())
+        })
+    }
+
+    fn lookup(&self, url: Url) -> BoxFuture<'_, RegistryResult<Vec<Url>>> {
+        Box::pin(self.inner.do_lookup(url))
+    }
+
+    fn destroy(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if self.inner.destroyed.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            for s in self.inner.subscriptions.lock().drain(..) {
+                s.abort();
+            }
+            // Delete our nodes now rather than when the server notices the session closed.
+            let urls: Vec<Url> = self.inner.registered.lock().drain(..).collect();
+            if let Some(conn) = self.inner.session.current() {
+                for url in urls.iter().filter(|u| u.get_bool("dynamic", true)) {
+                    let path = paths::url_path(&self.inner.root, url);
+                    let del = conn.client.delete(&path, None);
+                    match tokio::time::timeout(Duration::from_secs(2), del).await {
+                        Ok(Ok(()) | Err(ZkError::NoNode)) => {}
+                        Ok(Err(e)) => warn!(path, error = %e, "cannot delete node at destroy"),
+                        Err(_) => warn!(path, "delete timed out at destroy"),
+                    }
+                }
+            }
+            self.shutdown();
+            info!(zookeeper = %self.inner.address, "zookeeper registry destroyed");
+        })
+    }
+}

@@ -1,0 +1,94 @@
+//! The ZooKeeper session: connects, watches the session state and starts a new session
+//! when the old one expires. Everyone else reads the current client from a watch
+//! channel whose generation grows with each new session.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tracing::{debug, info, warn};
+use zookeeper_client::{Client, SessionState};
+
+/// The client of one session and its generation (1 for the first session).
+#[derive(Clone, Debug)]
+pub(crate) struct Conn {
+    pub(crate) client: Client,
+    pub(crate) generation: u64,
+}
+
+/// Shared session state.
+#[derive(Debug)]
+pub(crate) struct SessionShared {
+    pub(crate) connect_string: String,
+    pub(crate) session_timeout: Duration,
+    pub(crate) conn: watch::Sender<Option<Conn>>,
+    pub(crate) connected: AtomicBool,
+}
+
+impl SessionShared {
+    pub(crate) fn new(connect_string: String, session_timeout: Duration) -> Arc<Self> {
+        Arc::new(SessionShared {
+            connect_string,
+            session_timeout,
+            conn: watch::channel(None).0,
+            connected: AtomicBool::new(false),
+        })
+    }
+
+    /// The current client, if a session is established.
+    pub(crate) fn current(&self) -> Option<Conn> {
+        self.conn.borrow().clone()
+    }
+
+    /// Runs forever: connect, serve the session until it ends, connect again.
+    pub(crate) async fn run(self: Arc<Self>) {
+        let mut generation = 0u64;
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            let connector = Client::connector()
+                .with_session_timeout(self.session_timeout)
+                .with_fail_eagerly();
+            let bound = self.session_timeout + Duration::from_secs(1);
+            let result = tokio::time::timeout(bound, connector.connect(&self.connect_string)).await;
+            let client = match result {
+                Ok(Ok(client)) => client,
+                Ok(Err(e)) => {
+                    debug!(zookeeper = %self.connect_string, error = %e, retry_in = ?backoff, "zookeeper connect failed");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                    continue;
+                }
+                Err(_) => {
+                    debug!(zookeeper = %self.connect_string, "zookeeper connect timed out");
+                    continue;
+                }
+            };
+            backoff = Duration::from_millis(50);
+            generation += 1;
+            info!(zookeeper = %self.connect_string, session = %client.session_id(), generation,
+                timeout = ?client.session_timeout(), "zookeeper session established");
+            let mut states = client.state_watcher();
+            self.connected.store(true, Ordering::SeqCst);
+            self.conn.send_replace(Some(Conn { client, generation }));
+            loop {
+                match states.changed().await {
+                    SessionState::Disconnected => {
+                        self.connected.store(false, Ordering::SeqCst);
+                        warn!(zookeeper = %self.connect_string, "zookeeper disconnected; reconnecting");
+                    }
+                    SessionState::SyncConnected | SessionState::ConnectedReadOnly => {
+                        self.connected.store(true, Ordering::SeqCst);
+                        info!(zookeeper = %self.connect_string, "zookeeper reconnected");
+                    }
+                    state => {
+                        warn!(zookeeper = %self.connect_string, ?state, "zookeeper session ended; starting a new one");
+                        break;
+                    }
+                }
+            }
+            self.connected.store(false, Ordering::SeqCst);
+            self.conn.send_replace(None);
+        }
+    }
+}

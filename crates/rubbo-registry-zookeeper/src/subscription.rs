@@ -1,0 +1,98 @@
+//! The watch loop of one category of one subscription.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rubbo_registry::{RegistryError, RegistryResult, SharedListener, notify_safely};
+use tokio::sync::oneshot;
+use tracing::{debug, warn};
+use zookeeper_client::EventType;
+
+use crate::children::ChildCache;
+use crate::registry::{Inner, PERSISTENT};
+
+/// Lists the children of `path` with a watch, delivers the category's list when it
+/// changed, waits for the watch (or a new session) and starts again. The first
+/// outcome is reported on `first`; a failure there ends the task.
+pub(crate) async fn watch_category(
+    inner: Arc<Inner>,
+    path: String,
+    mut cache: ChildCache,
+    listener: SharedListener,
+    first: oneshot::Sender<RegistryResult<()>>,
+) {
+    let mut first = Some(first);
+    let mut rx = inner.session.conn.subscribe();
+    let mut dir_generation = 0;
+    loop {
+        let conn = rx.borrow_and_update().clone();
+        let Some(conn) = conn else {
+            if let Some(tx) = first.take() {
+                let _ = tx.send(Err(RegistryError::unavailable(
+                    inner.address.clone(),
+                    "no zookeeper session",
+                )));
+                return;
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+            continue;
+        };
+        let listed = async {
+            if dir_generation != conn.generation {
+                conn.client.mkdir(&path, &PERSISTENT).await?;
+                dir_generation = conn.generation;
+            }
+            conn.client.get_and_watch_children(&path).await
+        }
+        .await;
+        match listed {
+            Ok((children, _, watcher)) => {
+                let update = cache.update(children);
+                if update.changed || first.is_some() {
+                    debug!(
+                        path,
+                        urls = update.urls.len(),
+                        added = update.added,
+                        removed = update.removed,
+                        "notify"
+                    );
+                    notify_safely(&*listener, update.urls);
+                }
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Ok(()));
+                }
+                tokio::select! {
+                    event = watcher.changed() => {
+                        if event.event_type == EventType::Session {
+                            // The session ended: wait for the next one.
+                            if rx.changed().await.is_err() {
+                                return;
+                            }
+                        } else if !inner.notify_delay.is_zero() {
+                            tokio::time::sleep(inner.notify_delay).await;
+                        }
+                    }
+                    changed = rx.changed() => {
+                        if changed.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                let e = inner.zk_error(format!("watch {path}"), e);
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                warn!(path, error = %e, "watching registry path failed; retrying");
+                tokio::select! {
+                    _ = rx.changed() => {}
+                    _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                }
+            }
+        }
+    }
+}
