@@ -18,13 +18,14 @@ use support::*;
 const HB: Duration = Duration::from_millis(100);
 
 /// A raw peer accepts the client's connection; if `answer`, it replies to every
-/// heartbeat. Returns (heartbeats seen, whether the client closed the socket)
+/// heartbeat. Returns (heartbeats seen, whether the client closed the socket, time
+/// taken, the socket, still open when the client did not close it)
 /// after `run_for` or the client's close, whichever is first.
 async fn raw_provider(
     listener: &TcpListener,
     answer: bool,
     run_for: Duration,
-) -> (usize, bool, Duration) {
+) -> (usize, bool, Duration, TcpStream) {
     let (mut s, _) = bounded("accept", LONG, listener.accept()).await.unwrap();
     let started = Instant::now();
     let mut decoder = Decoder::new(0);
@@ -45,9 +46,10 @@ async fn raw_provider(
                     .unwrap();
             }
         }
-        match tokio::time::timeout_at(deadline, s.read_buf(&mut buf)).await {
-            Err(_) => return (heartbeats, false, started.elapsed()),
-            Ok(Ok(0)) | Ok(Err(_)) => return (heartbeats, true, started.elapsed()),
+        let read = tokio::time::timeout_at(deadline, s.read_buf(&mut buf)).await;
+        match read {
+            Err(_) => return (heartbeats, false, started.elapsed(), s),
+            Ok(Ok(0)) | Ok(Err(_)) => return (heartbeats, true, started.elapsed(), s),
             Ok(Ok(_)) => {}
         }
     }
@@ -61,7 +63,8 @@ async fn client_heartbeats_keep_an_answering_peer() {
         ExchangeClient::connect(&addr, client_config().with_heartbeat(HB)).await
     });
     // 1 s is over 3 x the 300 ms heartbeat timeout: only the answers keep it open
-    let (heartbeats, closed, _) = raw_provider(&listener, true, Duration::from_secs(1)).await;
+    let (heartbeats, closed, _, _socket) =
+        raw_provider(&listener, true, Duration::from_secs(1)).await;
     let client = connecting.await.unwrap().unwrap();
     assert!(!closed, "client closed a peer that answers heartbeats");
     assert!(heartbeats >= 3, "only {heartbeats} heartbeats in 1 s");
@@ -75,7 +78,7 @@ async fn client_closes_peer_that_stops_answering() {
     let connecting = tokio::spawn(async move {
         ExchangeClient::connect(&addr, client_config().with_heartbeat(HB)).await
     });
-    let (heartbeats, closed, after) = raw_provider(&listener, false, LONG).await;
+    let (heartbeats, closed, after, _) = raw_provider(&listener, false, LONG).await;
     let _client = connecting.await.unwrap().unwrap();
     assert!(closed, "client kept a silent peer");
     assert!(heartbeats >= 2, "{heartbeats} heartbeats before closing");
