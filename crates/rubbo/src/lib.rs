@@ -1,0 +1,68 @@
+//! Rubbo: Apache Dubbo for Rust, wire-compatible with Java Dubbo.
+//!
+//! Define a service as a Rust trait; [`service`] generates the consumer stub and the
+//! provider dispatcher, with JVM descriptors derived from the Rust types
+//! ([`JavaType`]):
+//!
+//! ```
+//! use std::sync::Arc;
+//! use rubbo::{JavaType, RpcError, Url};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, JavaType, Debug, PartialEq)]
+//! #[serde(rename = "org.example.User")]
+//! pub struct User {
+//!     pub id: i64,
+//!     pub name: String,
+//! }
+//!
+//! /// Users, as the Java interface `org.example.UserService` declares them.
+//! #[rubbo::service(interface = "org.example.UserService", version = "1.0.0")]
+//! pub trait UserService {
+//!     /// `User find(long id)`: wire name `find`, descriptor `J`.
+//!     async fn find(&self, id: i64) -> Result<Option<User>, RpcError>;
+//!     /// `void touchAll()`: wire name `touchAll`.
+//!     async fn touch_all(&self) -> Result<(), RpcError>;
+//! }
+//!
+//! struct Users;
+//!
+//! impl UserService for Users {
+//!     async fn find(&self, id: i64) -> Result<Option<User>, RpcError> {
+//!         Ok(Some(User { id, name: format!("user-{id}") }))
+//!     }
+//!     async fn touch_all(&self) -> Result<(), RpcError> {
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let invoker = UserServiceServer::new(Arc::new(Users)).into_invoker(Url::new("local", "127.0.0.1", 0));
+//! let client = UserServiceClient::new(invoker);
+//! assert_eq!(client.find(7).await?.map(|u| u.name), Some("user-7".to_owned()));
+//! assert_eq!(UserServiceClient::METHODS[0].parameter_types, "J");
+//! # Ok::<(), RpcError>(()) }).unwrap();
+//! ```
+//!
+//! See [`service`] for what is generated, [`context`] for attachments, and
+//! [`JavaType`] for the type mapping.
+#![forbid(unsafe_code)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    unreachable_pub,
+    clippy::unwrap_used
+)]
+
+#[doc(hidden)]
+pub mod codegen;
+pub mod context;
+mod java_type;
+
+pub use java_type::JavaType;
+pub use rubbo_common::{
+    Arguments, Attachments, BizException, BoxInvoker, ErrorKind, Filter, Invocation, InvokeFuture,
+    Invoker, Payload, RpcError, RpcResult, Url, Value, filter_fn,
+};
+pub use rubbo_hessian2::{BigDecimal, BigInteger, Date};
+pub use rubbo_macros::{JavaType, service};
