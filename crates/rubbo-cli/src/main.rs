@@ -4,6 +4,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod decode_cmd;
+mod input;
+mod invoke_cmd;
 mod url_cmd;
 
 /// Rubbo: Apache Dubbo, in Rust.
@@ -22,15 +25,70 @@ enum Command {
         /// The URL, plain or encoded whole.
         url: String,
     },
+    /// Decode captured bytes as JSON.
+    Decode {
+        #[command(subcommand)]
+        format: DecodeFormat,
+    },
+    /// Call a method generically (`$invoke`) and print the result as JSON.
+    ///
+    /// Example: rubbo invoke 'dubbo://127.0.0.1:20880/org.rubbo.interop.InteropService?version=1.0.0' echo '"hi"'
+    Invoke {
+        /// The provider: dubbo://host:port/<interface>?version=..&group=..&timeout=..
+        url: String,
+        /// The method name.
+        method: String,
+        /// Arguments, one JSON value each (objects with "@class" are Java objects).
+        args: Vec<String>,
+        /// Java parameter types, comma separated (default: inferred from the JSON).
+        #[arg(long)]
+        types: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum DecodeFormat {
+    /// Hessian 2 values.
+    Hessian2 {
+        /// A file with the bytes.
+        file: Option<String>,
+        /// The bytes as hex instead of a file.
+        #[arg(long)]
+        hex: Option<String>,
+    },
+    /// Dubbo frames (16-byte header + body), e.g. captured from a socket.
+    Dubbo {
+        /// A file with the bytes.
+        file: Option<String>,
+        /// The bytes as hex instead of a file.
+        #[arg(long)]
+        hex: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Url { url } => url_cmd::run(&url),
+        Command::Url { url } => url_cmd::run(&url).map(|()| ExitCode::SUCCESS),
+        Command::Decode { format } => match format {
+            DecodeFormat::Hessian2 { file, hex } => {
+                input::read_bytes(file.as_deref(), hex.as_deref())
+                    .and_then(|b| decode_cmd::hessian2(&b))
+                    .map(|()| ExitCode::SUCCESS)
+            }
+            DecodeFormat::Dubbo { file, hex } => input::read_bytes(file.as_deref(), hex.as_deref())
+                .and_then(|b| decode_cmd::dubbo(&b))
+                .map(|()| ExitCode::SUCCESS),
+        },
+        Command::Invoke {
+            url,
+            method,
+            args,
+            types,
+        } => invoke_cmd::run(&url, &method, &args, types.as_deref()),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("rubbo: {e:#}");
             ExitCode::from(2)

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 pub(crate) fn run(input: &str) -> Result<()> {
     let url = parse_any(input)?;
     let out = url_json(&url, true)?;
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    crate::input::emit(&serde_json::to_string_pretty(&out)?)?;
     Ok(())
 }
 
