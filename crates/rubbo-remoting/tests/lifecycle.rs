@@ -255,3 +255,32 @@ async fn shutdown_wait_is_bounded() {
         .unwrap_err();
     assert!(err.is_network(), "{err:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lazy_client_connects_on_first_use_and_later_when_provider_appears() {
+    let (server, _) = start(ServerConfig::default()).await;
+    let client = ExchangeClient::connect_lazy(&server.local_addr().to_string(), client_config());
+    // the first call waits for the background connect
+    assert_eq!(&call(&client, "lazy").await.unwrap().body[..], b"lazy");
+    assert_eq!(server.connection_count(), 1);
+
+    // a provider that is not there yet: the first call fails fast, not after its timeout
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        l.local_addr().unwrap()
+    };
+    let client = ExchangeClient::connect_lazy(&port.to_string(), client_config());
+    let t = Instant::now();
+    let err = client
+        .request(Bytes::from_static(b"x"), HESSIAN2, Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(err.is_network(), "{err:?}");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let gauge = Arc::new(Gauge::default());
+    let _server = Server::bind(port, ServerConfig::default(), scripted(gauge))
+        .await
+        .unwrap();
+    wait_until("lazy client connected", LONG, || client.is_available()).await;
+    assert_eq!(&call(&client, "now").await.unwrap().body[..], b"now");
+}

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::RwLock;
+use tokio::sync::watch;
+use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::{Instrument, debug, info};
 
@@ -69,6 +71,8 @@ struct Shared {
     config: ClientConfig,
     current: RwLock<Option<Arc<Connection>>>,
     token: CancellationToken,
+    /// `true` once the first connect attempt finished (at once for `connect`).
+    first_attempt: watch::Sender<bool>,
 }
 
 impl ExchangeClient {
@@ -77,20 +81,49 @@ impl ExchangeClient {
         let addr: Arc<str> = Arc::from(addr);
         let token = CancellationToken::new();
         let conn = Connection::open(&addr, &config, &token).await?;
+        Ok(Self::start(addr, config, token, Some(conn)))
+    }
+
+    /// A client that connects in the background (Dubbo `lazy=true`): returns at
+    /// once. Calls made before the first connect attempt finished wait for it
+    /// (within their timeout); after that, calls while disconnected fail fast as
+    /// usual. Must be called inside a tokio runtime.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use rubbo_remoting::*;
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// // nothing listens on port 1: the first call fails with a network error
+    /// let client = ExchangeClient::connect_lazy("127.0.0.1:1", ClientConfig::default());
+    /// let err = client.request(bytes::Bytes::new(), HESSIAN2, Duration::from_secs(1)).await.unwrap_err();
+    /// assert!(err.is_network());
+    /// # });
+    /// ```
+    pub fn connect_lazy(addr: &str, config: ClientConfig) -> Self {
+        Self::start(Arc::from(addr), config, CancellationToken::new(), None)
+    }
+
+    fn start(
+        addr: Arc<str>,
+        config: ClientConfig,
+        token: CancellationToken,
+        conn: Option<Arc<Connection>>,
+    ) -> Self {
         let shared = Arc::new(Shared {
             addr: addr.clone(),
             config,
-            current: RwLock::new(Some(conn.clone())),
+            current: RwLock::new(conn.clone()),
             token: token.clone(),
+            first_attempt: watch::Sender::new(conn.is_some()),
         });
         let span = tracing::debug_span!("client", peer = %addr);
         tokio::spawn(supervise(shared.clone(), conn).instrument(span));
-        Ok(ExchangeClient {
+        ExchangeClient {
             inner: Arc::new(Inner {
                 shared,
                 _close_on_drop: token.drop_guard(),
             }),
-        })
+        }
     }
 
     /// Sends a two-way request and waits for its response, at most `timeout`.
@@ -105,14 +138,45 @@ impl ExchangeClient {
         serialization: u8,
         timeout: Duration,
     ) -> Result<Response, RemotingError> {
+        let started = Instant::now();
+        if !self.first_attempt_done(timeout).await {
+            return Err(RemotingError::Timeout {
+                addr: self.inner.shared.addr.to_string(),
+                id: 0,
+                timeout,
+                sent: false,
+            });
+        }
         let conn = self.connection()?;
-        conn.request(body, serialization, timeout).await
+        let left = timeout.saturating_sub(started.elapsed());
+        conn.request(body, serialization, left).await
     }
 
     /// Sends a one-way request; returns once it is queued for writing.
     pub async fn send_oneway(&self, body: Bytes, serialization: u8) -> Result<(), RemotingError> {
+        let timeout = self.inner.shared.config.connect_timeout;
+        if !self.first_attempt_done(timeout).await {
+            return Err(RemotingError::ConnectTimeout {
+                addr: self.inner.shared.addr.to_string(),
+                timeout,
+            });
+        }
         let conn = self.connection()?;
         conn.send_oneway(body, serialization).await
+    }
+
+    /// Waits (at most `limit`) until the first connect attempt of a lazy client
+    /// finished; `true` at once for every other client.
+    async fn first_attempt_done(&self, limit: Duration) -> bool {
+        let shared = &self.inner.shared;
+        if *shared.first_attempt.borrow() {
+            return true;
+        }
+        let mut rx = shared.first_attempt.subscribe();
+        matches!(
+            tokio::time::timeout(limit, rx.wait_for(|done| *done)).await,
+            Ok(Ok(_))
+        )
     }
 
     /// Connected, not closed and not marked readonly by the provider.
@@ -199,40 +263,52 @@ impl fmt::Debug for Inner {
 }
 
 /// Watches the connection and replaces it when it is lost, until the client closes.
-async fn supervise(shared: Arc<Shared>, mut conn: Arc<Connection>) {
-    loop {
+async fn supervise(shared: Arc<Shared>, initial: Option<Arc<Connection>>) {
+    let mut conn = match initial {
+        Some(c) => Some(c),
+        None => reconnect(&shared, Duration::ZERO).await,
+    };
+    while let Some(c) = conn {
         tokio::select! {
             _ = shared.token.cancelled() => break,
-            _ = conn.closed() => {}
+            _ = c.closed() => {}
         }
-        let mut backoff = shared.config.reconnect_backoff;
-        loop {
-            tokio::select! {
-                _ = shared.token.cancelled() => {
-                    *shared.current.write() = None;
-                    return;
-                }
-                _ = tokio::time::sleep(backoff) => {}
-            }
-            let attempt = tokio::select! {
-                _ = shared.token.cancelled() => break,
-                r = Connection::open(&shared.addr, &shared.config, &shared.token) => r,
-            };
-            match attempt {
-                Ok(c) => {
-                    info!(peer = %shared.addr, "reconnected");
-                    *shared.current.write() = Some(c.clone());
-                    conn = c;
-                    break;
-                }
-                Err(e) => {
-                    debug!(error = %e, backoff_ms = backoff.as_millis() as u64, "reconnect failed");
-                    backoff = (backoff * 2).min(shared.config.reconnect_backoff_max);
-                }
-            }
-        }
+        *shared.current.write() = None;
+        conn = reconnect(&shared, shared.config.reconnect_backoff).await;
     }
     if let Some(c) = shared.current.write().take() {
         c.close();
+    }
+}
+
+/// Connects until it works (installing the connection) or the client closes
+/// (`None`). Waits `first_delay` before the first attempt, then doubles the delay
+/// from [`ClientConfig::reconnect_backoff`] up to its max.
+async fn reconnect(shared: &Shared, first_delay: Duration) -> Option<Arc<Connection>> {
+    let mut delay = first_delay;
+    let mut backoff = shared.config.reconnect_backoff;
+    loop {
+        tokio::select! {
+            _ = shared.token.cancelled() => return None,
+            _ = tokio::time::sleep(delay) => {}
+        }
+        let attempt = tokio::select! {
+            _ = shared.token.cancelled() => return None,
+            r = Connection::open(&shared.addr, &shared.config, &shared.token) => r,
+        };
+        match attempt {
+            Ok(c) => {
+                info!(peer = %shared.addr, "connected");
+                *shared.current.write() = Some(c.clone());
+                shared.first_attempt.send_replace(true);
+                return Some(c);
+            }
+            Err(e) => {
+                shared.first_attempt.send_replace(true);
+                debug!(error = %e, next_ms = backoff.as_millis() as u64, "connect failed");
+                delay = backoff;
+                backoff = (backoff * 2).min(shared.config.reconnect_backoff_max);
+            }
+        }
     }
 }
