@@ -138,18 +138,22 @@ impl ExchangeClient {
         serialization: u8,
         timeout: Duration,
     ) -> Result<Response, RemotingError> {
-        let started = Instant::now();
-        if !self.first_attempt_done(timeout).await {
-            return Err(RemotingError::Timeout {
-                addr: self.inner.shared.addr.to_string(),
-                id: 0,
-                timeout,
-                sent: false,
-            });
+        let mut timeout = timeout;
+        if !*self.inner.shared.first_attempt.borrow() {
+            // lazy client before its first connect attempt finished
+            let started = Instant::now();
+            if !self.first_attempt_done(timeout).await {
+                return Err(RemotingError::Timeout {
+                    addr: self.inner.shared.addr.to_string(),
+                    id: 0,
+                    timeout,
+                    sent: false,
+                });
+            }
+            timeout = timeout.saturating_sub(started.elapsed());
         }
         let conn = self.connection()?;
-        let left = timeout.saturating_sub(started.elapsed());
-        conn.request(body, serialization, left).await
+        conn.request(body, serialization, timeout).await
     }
 
     /// Sends a one-way request; returns once it is queued for writing.
