@@ -1,0 +1,239 @@
+//! What every cluster invoker shares (Java's `AbstractClusterInvoker`).
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::Mutex;
+use rubbo_common::keys::{LOADBALANCE_KEY, STICKY_KEY};
+use rubbo_common::resolve::{Sources, lookup};
+use rubbo_common::{BoxInvoker, ErrorKind, ExtensionTable, Invocation, RpcError, Url};
+
+use crate::{ClusterContext, Directory, LoadBalance, Rand};
+
+/// Java's `dubbo.reselect.count`.
+const RESELECT_COUNT: usize = 10;
+
+/// The directory, balancers and sticky state of one cluster invoker, with Java's
+/// `list` / `select` / `reselect`.
+pub struct ClusterBase {
+    directory: Arc<dyn Directory>,
+    balancers: Arc<ExtensionTable<dyn LoadBalance>>,
+    sticky: Mutex<Option<BoxInvoker>>,
+    available_check: bool,
+    rand: Rand,
+    destroyed: AtomicBool,
+}
+
+impl fmt::Debug for ClusterBase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterBase")
+            .field("directory", &self.directory)
+            .finish()
+    }
+}
+
+fn contains(list: &[BoxInvoker], inv: &BoxInvoker) -> bool {
+    list.iter().any(|i| Arc::ptr_eq(i, inv))
+}
+
+impl ClusterBase {
+    /// State for a cluster invoker over `directory`.
+    pub fn new(directory: Arc<dyn Directory>, ctx: &ClusterContext) -> Self {
+        let available_check = directory.url().get_bool("cluster.availablecheck", true);
+        ClusterBase {
+            directory,
+            balancers: ctx.load_balances.clone(),
+            sticky: Mutex::new(None),
+            available_check,
+            rand: ctx.rand.clone(),
+            destroyed: AtomicBool::new(false),
+        }
+    }
+
+    /// The directory.
+    pub fn directory(&self) -> &Arc<dyn Directory> {
+        &self.directory
+    }
+
+    /// The consumer URL.
+    pub fn url(&self) -> &Url {
+        self.directory.url()
+    }
+
+    /// Whether the cluster invoker was destroyed.
+    pub fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
+    }
+
+    /// Destroys the directory.
+    pub fn destroy(&self) {
+        if !self.destroyed.swap(true, Ordering::AcqRel) {
+            self.directory.destroy();
+        }
+    }
+
+    /// Routed providers, or a no-provider error (Java's `list` + `checkInvokers`).
+    pub fn list(&self, inv: &Invocation) -> Result<Vec<BoxInvoker>, RpcError> {
+        if self.is_destroyed() {
+            return Err(RpcError::new(
+                ErrorKind::Unknown,
+                format!(
+                    "rpc cluster invoker for {} on consumer {} is now destroyed, can not be invoked any more",
+                    self.url().service_key(),
+                    self.url().host().unwrap_or("")
+                ),
+            ));
+        }
+        let list = self.directory.list(inv);
+        if list.is_empty() {
+            return Err(self.no_provider(inv));
+        }
+        Ok(list)
+    }
+
+    /// The no-provider error for `inv`.
+    pub fn no_provider(&self, inv: &Invocation) -> RpcError {
+        RpcError::no_provider(format!(
+            "Failed to invoke the method {} in the service {}. No provider available for the service {} on the consumer {}. Please check if the providers have been started and registered.",
+            inv.method(),
+            inv.interface(),
+            self.url().service_key(),
+            self.url().host().unwrap_or("")
+        ))
+    }
+
+    /// A setting for a call, in Dubbo's order: consumer method level, provider method
+    /// level (first provider), consumer, provider.
+    pub fn setting<'a>(
+        &'a self,
+        provider: Option<&'a Url>,
+        inv: &Invocation,
+        key: &str,
+    ) -> Option<&'a str> {
+        let sources = Sources {
+            overrides: &[],
+            consumer: Some(self.url()),
+            provider,
+        };
+        lookup(&sources, Some(inv.method()), key)
+    }
+
+    /// The balancer named by `loadbalance` (see [`setting`](Self::setting)), or the
+    /// default.
+    pub fn load_balance(
+        &self,
+        invokers: &[BoxInvoker],
+        inv: &Invocation,
+    ) -> Result<Arc<dyn LoadBalance>, RpcError> {
+        let name = self
+            .setting(invokers.first().map(|i| i.url()), inv, LOADBALANCE_KEY)
+            .unwrap_or(self.balancers.default_name());
+        self.balancers
+            .get(name)
+            .map_err(|e| RpcError::new(ErrorKind::Unknown, e.to_string()))
+    }
+
+    /// Java's `select`: sticky reuse, then balance and reselect avoiding `selected`.
+    pub fn select(
+        &self,
+        lb: &dyn LoadBalance,
+        inv: &Invocation,
+        invokers: &[BoxInvoker],
+        selected: &[BoxInvoker],
+    ) -> Option<BoxInvoker> {
+        let first = invokers.first()?;
+        let sticky = self
+            .setting(Some(first.url()), inv, STICKY_KEY)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        {
+            let mut current = self.sticky.lock();
+            if current.as_ref().is_some_and(|s| !contains(invokers, s)) {
+                *current = None;
+            }
+            if sticky {
+                if let Some(s) = current.as_ref() {
+                    if !contains(selected, s) && (!self.available_check || s.is_available()) {
+                        return Some(s.clone());
+                    }
+                }
+            }
+        }
+        let chosen = self.do_select(lb, inv, invokers, selected)?;
+        if sticky {
+            *self.sticky.lock() = Some(chosen.clone());
+        }
+        Some(chosen)
+    }
+
+    fn do_select(
+        &self,
+        lb: &dyn LoadBalance,
+        inv: &Invocation,
+        invokers: &[BoxInvoker],
+        selected: &[BoxInvoker],
+    ) -> Option<BoxInvoker> {
+        if invokers.len() == 1 {
+            return Some(invokers[0].clone());
+        }
+        let mut chosen = lb.select(invokers, self.url(), inv)?;
+        let is_selected = contains(selected, &chosen);
+        let unavailable = self.available_check && !chosen.is_available();
+        if is_selected || unavailable {
+            match self.reselect(lb, inv, invokers, selected) {
+                Some(r) => chosen = r,
+                None => {
+                    let idx = invokers
+                        .iter()
+                        .position(|i| Arc::ptr_eq(i, &chosen))
+                        .unwrap_or(0);
+                    chosen = invokers[(idx + 1) % invokers.len()].clone();
+                }
+            }
+        }
+        Some(chosen)
+    }
+
+    fn reselect(
+        &self,
+        lb: &dyn LoadBalance,
+        inv: &Invocation,
+        invokers: &[BoxInvoker],
+        selected: &[BoxInvoker],
+    ) -> Option<BoxInvoker> {
+        let mut candidates: Vec<BoxInvoker> =
+            Vec::with_capacity(invokers.len().min(RESELECT_COUNT));
+        if RESELECT_COUNT >= invokers.len() {
+            for i in invokers {
+                if self.available_check && !i.is_available() {
+                    continue;
+                }
+                if !contains(selected, i) {
+                    candidates.push(i.clone());
+                }
+            }
+        } else {
+            for _ in 0..RESELECT_COUNT {
+                let i = &invokers[self.rand.below(invokers.len())];
+                if self.available_check && !i.is_available() {
+                    continue;
+                }
+                if !contains(selected, i) && !contains(&candidates, i) {
+                    candidates.push(i.clone());
+                }
+            }
+        }
+        if !candidates.is_empty() {
+            return lb.select(&candidates, self.url(), inv);
+        }
+        for i in selected {
+            if i.is_available() && !contains(&candidates, i) {
+                candidates.push(i.clone());
+            }
+        }
+        if !candidates.is_empty() {
+            return lb.select(&candidates, self.url(), inv);
+        }
+        None
+    }
+}

@@ -1,0 +1,28 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    unreachable_pub,
+    clippy::unwrap_used
+)]
+
+pub mod cluster;
+mod context;
+pub mod directory;
+mod error;
+pub mod loadbalance;
+pub mod mock;
+mod random;
+pub mod router;
+mod status;
+
+pub use cluster::{Cluster, clusters};
+pub use context::ClusterContext;
+pub use directory::{Directory, DynamicDirectory, InvokerFactory, StaticDirectory};
+pub use error::ClusterError;
+pub use loadbalance::{LoadBalance, load_balances};
+pub use mock::{MockClusterInvoker, MockRegistry};
+pub use random::Rand;
+pub use router::{Candidates, Router, RouterChain};
+pub use status::{MethodStatus, MethodView, RpcStatus, StatusInvoker};

@@ -1,0 +1,147 @@
+//! `consistenthash` (Java's `ConsistentHashLoadBalance`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use md5::{Digest, Md5};
+use parking_lot::RwLock;
+use rubbo_common::keys::{HASH_ARGUMENTS_KEY, HASH_NODES_KEY};
+use rubbo_common::{BoxInvoker, Invocation, Url};
+
+use super::LoadBalance;
+use crate::router::java_string;
+use crate::status::invoker_key;
+
+/// The ring of one `serviceKey.method`.
+#[derive(Debug)]
+struct Selector {
+    identity: u64,
+    ring: BTreeMap<u32, BoxInvoker>,
+    arguments: Vec<usize>,
+}
+
+/// Word `n` (0..4) of an MD5 digest, little-endian (Java's `hash(digest, n)`).
+fn word(digest: &[u8; 16], n: usize) -> u32 {
+    u32::from_le_bytes([
+        digest[n * 4],
+        digest[n * 4 + 1],
+        digest[n * 4 + 2],
+        digest[n * 4 + 3],
+    ])
+}
+
+fn md5(s: &str) -> [u8; 16] {
+    Md5::digest(s.as_bytes()).into()
+}
+
+impl Selector {
+    fn new(invokers: &[BoxInvoker], method: &str, identity: u64) -> Self {
+        let url = invokers[0].url();
+        let replicas = url.get_method_int(method, HASH_NODES_KEY, 160).max(0) as usize;
+        let arguments = url
+            .get_method_param(method, HASH_ARGUMENTS_KEY)
+            .unwrap_or("0")
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+        let mut ring = BTreeMap::new();
+        for invoker in invokers {
+            let address = invoker.url().address();
+            for i in 0..replicas / 4 {
+                let digest = md5(&format!("{address}{i}"));
+                for h in 0..4 {
+                    ring.insert(word(&digest, h), invoker.clone());
+                }
+            }
+        }
+        Selector {
+            identity,
+            ring,
+            arguments,
+        }
+    }
+
+    fn key(&self, inv: &Invocation) -> String {
+        let mut key = String::new();
+        if let Some(args) = inv.arguments().as_values() {
+            for &i in &self.arguments {
+                if let Some(v) = args.get(i) {
+                    key.push_str(&java_string(v));
+                }
+            }
+        }
+        key
+    }
+
+    fn select_for_hash(&self, hash: u32) -> Option<BoxInvoker> {
+        self.ring
+            .range(hash..)
+            .next()
+            .or_else(|| self.ring.iter().next())
+            .map(|(_, inv)| inv.clone())
+    }
+
+    fn select(&self, inv: &Invocation) -> Option<BoxInvoker> {
+        self.select_for_hash(word(&md5(&self.key(inv)), 0))
+    }
+}
+
+/// Consistent hashing on an MD5 ring: `hash.nodes` (default 160) virtual nodes per
+/// provider, keyed by the arguments listed in `hash.arguments` (default `0`, the
+/// first), each as Java's `String.valueOf`. The ring is rebuilt only when the provider
+/// list changes; a lookup is O(log n).
+#[derive(Debug, Default)]
+pub struct ConsistentHashLoadBalance {
+    selectors: RwLock<HashMap<u64, Arc<Selector>>>,
+}
+
+impl ConsistentHashLoadBalance {
+    /// A balancer with no rings yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn list_identity(invokers: &[BoxInvoker]) -> u64 {
+    let mut h: u64 = invokers.len() as u64;
+    for inv in invokers {
+        h = (h.rotate_left(7) ^ invoker_key(inv) as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+impl LoadBalance for ConsistentHashLoadBalance {
+    fn select(&self, invokers: &[BoxInvoker], _: &Url, inv: &Invocation) -> Option<BoxInvoker> {
+        if invokers.is_empty() {
+            return None;
+        }
+        let mut kh = std::collections::hash_map::DefaultHasher::new();
+        (inv.group(), inv.interface(), inv.version(), inv.method()).hash(&mut kh);
+        let key = kh.finish();
+        let identity = list_identity(invokers);
+        let current = self.selectors.read().get(&key).cloned();
+        let selector = match current {
+            Some(s) if s.identity == identity => s,
+            _ => {
+                let s = Arc::new(Selector::new(invokers, inv.method(), identity));
+                self.selectors.write().insert(key, s.clone());
+                s
+            }
+        };
+        selector.select(inv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn md5_words_are_little_endian() {
+        // MD5("") = d41d8cd98f00b204e9800998ecf8427e
+        let d = md5("");
+        assert_eq!(word(&d, 0), 0xd98c_1dd4);
+        assert_eq!(word(&d, 3), 0x7e42_f8ec);
+    }
+}

@@ -1,0 +1,158 @@
+//! The router chain.
+
+use std::fmt;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use rubbo_common::{BoxInvoker, Invocation, Url};
+
+use super::condition::RuleScope;
+use super::{
+    Candidates, ConditionRule, ConditionRuleRouter, MockRouter, Router, TagRouter, TagRule,
+};
+use crate::ClusterError;
+
+/// The routers of one reference, in priority order, with handles on the built-in rule
+/// routers so rules can be replaced while calls go on.
+///
+/// ```
+/// use rubbo_cluster::RouterChain;
+/// let chain = RouterChain::builtin();
+/// chain.set_rule("org.demo.Greeter::.condition-router",
+///     "scope: service\nkey: \"org.demo.Greeter::\"\nconditions:\n  - => host = 10.0.0.1").unwrap();
+/// chain.set_rule("demo-provider.tag-router", "tags:\n  - name: gray\n    addresses: [10.0.0.2]").unwrap();
+/// chain.remove_rule("demo-provider.tag-router");
+/// ```
+pub struct RouterChain {
+    routers: ArcSwap<Vec<Arc<dyn Router>>>,
+    tag: Arc<TagRouter>,
+    service: Arc<ConditionRuleRouter>,
+    app: Arc<ConditionRuleRouter>,
+}
+
+impl fmt::Debug for RouterChain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<String> = self
+            .routers
+            .load()
+            .iter()
+            .map(|r| r.name().to_owned())
+            .collect();
+        f.debug_struct("RouterChain")
+            .field("routers", &names)
+            .finish()
+    }
+}
+
+impl Default for RouterChain {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl RouterChain {
+    /// The built-in chain: mock, tag, service condition, application condition.
+    pub fn builtin() -> Self {
+        let tag = Arc::new(TagRouter::new());
+        let service = Arc::new(ConditionRuleRouter::service());
+        let app = Arc::new(ConditionRuleRouter::application());
+        let routers: Vec<Arc<dyn Router>> = vec![
+            Arc::new(MockRouter),
+            tag.clone(),
+            service.clone(),
+            app.clone(),
+        ];
+        RouterChain {
+            routers: ArcSwap::from_pointee(routers),
+            tag,
+            service,
+            app,
+        }
+    }
+
+    /// Adds a router, keeping priority order (ties: insertion order).
+    pub fn add_router(&self, router: Arc<dyn Router>) {
+        self.routers.rcu(|old| {
+            let mut v: Vec<Arc<dyn Router>> = old.as_ref().clone();
+            v.push(router.clone());
+            v.sort_by_key(|r| r.priority());
+            v
+        });
+    }
+
+    /// The tag router.
+    pub fn tag_router(&self) -> &Arc<TagRouter> {
+        &self.tag
+    }
+
+    /// The service-scope condition router.
+    pub fn service_router(&self) -> &Arc<ConditionRuleRouter> {
+        &self.service
+    }
+
+    /// The application-scope condition router.
+    pub fn app_router(&self) -> &Arc<ConditionRuleRouter> {
+        &self.app
+    }
+
+    /// Sets a condition rule on the router of its scope.
+    pub fn set_condition_rule(&self, rule: ConditionRule) {
+        match rule.scope {
+            RuleScope::Service => self.service.set_rule(Some(rule)),
+            RuleScope::Application => self.app.set_rule(Some(rule)),
+        }
+    }
+
+    /// Sets a tag rule.
+    pub fn set_tag_rule(&self, rule: Option<TagRule>) {
+        self.tag.set_rule(rule);
+    }
+
+    /// Applies a rule from the config center by its key: `*.condition-router` (scope
+    /// read from the rule) or `*.tag-router`. An empty text removes the rule.
+    pub fn set_rule(&self, key: &str, content: &str) -> Result<(), ClusterError> {
+        if content.trim().is_empty() {
+            self.remove_rule(key);
+            return Ok(());
+        }
+        if key.ends_with(".tag-router") {
+            self.tag.set_rule(Some(TagRule::from_yaml(content)?));
+        } else {
+            self.set_condition_rule(ConditionRule::from_yaml(content)?);
+        }
+        Ok(())
+    }
+
+    /// Removes the rule stored under `key` (a service key `a:b:c.condition-router`
+    /// clears the service router, another `.condition-router` the application router).
+    pub fn remove_rule(&self, key: &str) {
+        if key.ends_with(".tag-router") {
+            self.tag.set_rule(None);
+        } else if let Some(k) = key.strip_suffix(".condition-router") {
+            if k.contains(':') {
+                self.service.set_rule(None);
+            } else {
+                self.app.set_rule(None);
+            }
+        }
+    }
+
+    /// Routes `invokers` for one call, skipping unavailable ones.
+    pub fn route(
+        &self,
+        invokers: &[BoxInvoker],
+        consumer: &Url,
+        invocation: &Invocation,
+    ) -> Vec<BoxInvoker> {
+        let routers = self.routers.load();
+        let mut c = Candidates::new(invokers);
+        c.retain(|i| i.is_available());
+        for r in routers.iter() {
+            if c.is_empty() {
+                break;
+            }
+            c = r.route(c, consumer, invocation);
+        }
+        c.to_vec()
+    }
+}

@@ -1,0 +1,212 @@
+//! The dynamic directory: notifications, reuse, removal, snapshots.
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rubbo_cluster::directory::{InvokerFactory, parse_url_list};
+use rubbo_cluster::{ClusterContext, Directory, DynamicDirectory, Rand};
+use rubbo_common::{BoxInvoker, RpcError, Url};
+use support::*;
+
+/// A factory recording what it made.
+struct Factory {
+    made: Mutex<HashMap<String, Arc<TestInvoker>>>,
+    refers: AtomicUsize,
+}
+
+impl Factory {
+    fn new() -> Arc<Self> {
+        Arc::new(Factory {
+            made: Mutex::new(HashMap::new()),
+            refers: AtomicUsize::new(0),
+        })
+    }
+
+    fn as_factory(self: &Arc<Self>) -> InvokerFactory {
+        let me = self.clone();
+        Arc::new(move |url: Url| {
+            let me = me.clone();
+            Box::pin(async move {
+                me.refers.fetch_add(1, Ordering::SeqCst);
+                if url.host() == Some("10.0.0.66") {
+                    return Err(RpcError::network("refused"));
+                }
+                let slow = url.get_param("slow").is_some();
+                let t = TestInvoker::new(&url.to_string(), move |_, _| {
+                    if slow {
+                        Reply::After(Duration::from_millis(200), Box::new(Reply::Ok))
+                    } else {
+                        Reply::Ok
+                    }
+                });
+                me.made.lock().insert(url.address(), t.clone());
+                Ok(t as BoxInvoker)
+            })
+        })
+    }
+
+    fn get(&self, addr: &str) -> Arc<TestInvoker> {
+        self.made.lock().get(addr).cloned().unwrap()
+    }
+}
+
+fn setup() -> (Arc<Factory>, Arc<DynamicDirectory>, ClusterContext) {
+    let ctx = ClusterContext::with_rand(Rand::seeded(5));
+    let consumer =
+        Url::parse("consumer://10.0.0.99/org.demo.Greeter?application=web&timeout=3000").unwrap();
+    let f = Factory::new();
+    let dir = ctx.dynamic_directory(consumer, f.as_factory());
+    (f, dir, ctx)
+}
+
+fn urls(s: &str) -> Vec<Url> {
+    parse_url_list(s).unwrap()
+}
+
+fn addrs(d: &DynamicDirectory) -> Vec<String> {
+    d.all_invokers().iter().map(|i| i.url().address()).collect()
+}
+
+#[tokio::test]
+async fn notify_adds_reuses_removes_and_empties() {
+    let (f, dir, _) = setup();
+    dir.notify(urls(
+        "dubbo://10.0.0.1:20880/org.demo.Greeter;dubbo://10.0.0.2:20880/org.demo.Greeter",
+    ))
+    .await;
+    assert_eq!(addrs(&dir), ["10.0.0.1:20880", "10.0.0.2:20880"]);
+    assert_eq!(f.refers.load(Ordering::SeqCst), 2);
+    let first = dir.all_invokers()[0].clone();
+    // Same list plus one: only the new one is referred; the old handle is reused.
+    dir.notify(urls("dubbo://10.0.0.1:20880/org.demo.Greeter dubbo://10.0.0.2:20880/org.demo.Greeter dubbo://10.0.0.3:20880/org.demo.Greeter")).await;
+    assert_eq!(addrs(&dir).len(), 3);
+    assert_eq!(f.refers.load(Ordering::SeqCst), 3);
+    assert!(Arc::ptr_eq(&first, &dir.all_invokers()[0]));
+    // Remove one: it is destroyed, the others are not.
+    dir.notify(urls(
+        "dubbo://10.0.0.1:20880/org.demo.Greeter;dubbo://10.0.0.3:20880/org.demo.Greeter",
+    ))
+    .await;
+    assert_eq!(addrs(&dir), ["10.0.0.1:20880", "10.0.0.3:20880"]);
+    assert!(f.get("10.0.0.2:20880").destroyed.load(Ordering::SeqCst));
+    assert!(!f.get("10.0.0.1:20880").destroyed.load(Ordering::SeqCst));
+    // Changed parameters: a new invoker replaces the old one.
+    dir.notify(urls(
+        "dubbo://10.0.0.1:20880/org.demo.Greeter?weight=5;dubbo://10.0.0.3:20880/org.demo.Greeter",
+    ))
+    .await;
+    assert_eq!(f.refers.load(Ordering::SeqCst), 4);
+    assert!(!Arc::ptr_eq(&first, &dir.all_invokers()[0]));
+    // empty:// empties.
+    dir.notify(urls(
+        "empty://10.0.0.99/org.demo.Greeter?category=providers",
+    ))
+    .await;
+    assert!(addrs(&dir).is_empty());
+    assert!(f.get("10.0.0.3:20880").destroyed.load(Ordering::SeqCst));
+    dir.notify(urls("dubbo://10.0.0.4:20880/org.demo.Greeter"))
+        .await;
+    assert_eq!(addrs(&dir).len(), 1);
+    dir.notify(vec![]).await;
+    assert!(addrs(&dir).is_empty());
+    assert!(!dir.is_available());
+}
+
+#[tokio::test]
+async fn provider_urls_are_merged_with_the_consumer_url() {
+    let (f, dir, _) = setup();
+    dir.notify(urls("dubbo://10.0.0.1:20880/org.demo.Greeter?application=prov&timeout=500&threads=200&m.timeout=90")).await;
+    let t = f.get("10.0.0.1:20880");
+    let url = rubbo_common::Invoker::url(&*t).clone();
+    assert_eq!(url.get_param("timeout"), Some("3000"));
+    assert_eq!(url.get_method_param("m", "timeout"), Some("90"));
+    assert_eq!(url.get_param("threads"), None);
+    assert_eq!(url.get_param("remote.application"), Some("prov"));
+}
+
+#[tokio::test]
+async fn failed_refers_and_non_provider_urls_are_skipped() {
+    let (_, dir, _) = setup();
+    dir.notify(urls("dubbo://10.0.0.66:20880/org.demo.Greeter;dubbo://10.0.0.1:20880/org.demo.Greeter;override://0.0.0.0/org.demo.Greeter?timeout=1;route://0.0.0.0/org.demo.Greeter?category=routers")).await;
+    assert_eq!(addrs(&dir), ["10.0.0.1:20880"]);
+}
+
+#[tokio::test]
+async fn removal_does_not_disturb_calls_in_flight() {
+    let (f, dir, ctx) = setup();
+    dir.notify(urls("dubbo://10.0.0.1:20880/org.demo.Greeter?slow=1"))
+        .await;
+    let invoker = ctx.join(dir.clone()).unwrap();
+    let call = tokio::spawn(invoker.invoke(inv("m")));
+    // Wait (bounded) until the call is in flight.
+    let t = f.get("10.0.0.1:20880");
+    bounded(async {
+        while t.calls() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await;
+    dir.notify(urls("dubbo://10.0.0.2:20880/org.demo.Greeter"))
+        .await;
+    assert!(
+        !t.destroyed.load(Ordering::SeqCst),
+        "destroyed while a call was in flight"
+    );
+    let r = bounded(call).await.unwrap().unwrap();
+    assert_eq!(answered_by(&r), "10.0.0.1:20880");
+    assert!(
+        t.destroyed.load(Ordering::SeqCst),
+        "destroyed once the call finished"
+    );
+    // New calls go to the new provider.
+    let r = bounded(invoker.invoke(inv("m"))).await.unwrap();
+    assert_eq!(answered_by(&r), "10.0.0.2:20880");
+}
+
+#[tokio::test]
+async fn consumer_protocol_filter() {
+    let ctx = ClusterContext::default();
+    let consumer = Url::parse("consumer://10.0.0.99/org.demo.Greeter?protocol=tri").unwrap();
+    let f = Factory::new();
+    let dir = ctx.dynamic_directory(consumer, f.as_factory());
+    dir.notify(urls(
+        "dubbo://10.0.0.1:20880/org.demo.Greeter;tri://10.0.0.2:50051/org.demo.Greeter",
+    ))
+    .await;
+    assert_eq!(addrs(&dir), ["10.0.0.2:50051"]);
+}
+
+#[tokio::test]
+async fn concurrent_calls_during_notifications() {
+    let (_, dir, ctx) = setup();
+    dir.notify(urls(
+        "dubbo://10.0.0.1:20880/org.demo.Greeter;dubbo://10.0.0.2:20880/org.demo.Greeter",
+    ))
+    .await;
+    let invoker = ctx.join(dir.clone()).unwrap();
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            let invoker = invoker.clone();
+            tokio::spawn(async move {
+                for _ in 0..200 {
+                    invoker.invoke(inv("m")).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for i in 0..50 {
+        let a = 1 + i % 3;
+        dir.notify(urls(&format!(
+            "dubbo://10.0.0.{a}:20880/org.demo.Greeter;dubbo://10.0.0.9:20880/org.demo.Greeter"
+        )))
+        .await;
+    }
+    for c in callers {
+        bounded(c).await.unwrap();
+    }
+}
