@@ -88,6 +88,12 @@ impl ClientConfig {
         self
     }
 
+    /// Sets how many frames may wait for the writer (at least 1).
+    pub fn with_write_queue(mut self, frames: usize) -> Self {
+        self.write_queue = frames.max(1);
+        self
+    }
+
     /// Sets the error-body encoder.
     pub fn with_error_body(mut self, f: ErrorBodyFn) -> Self {
         self.error_body = f;
@@ -210,6 +216,12 @@ impl ServerConfig {
     /// Sets the limit of requests handled at once (zero: unlimited).
     pub fn with_max_in_flight(mut self, max: usize) -> Self {
         self.max_in_flight = max;
+        self
+    }
+
+    /// Sets how many frames may wait for a connection's writer (at least 1).
+    pub fn with_write_queue(mut self, frames: usize) -> Self {
+        self.write_queue = frames.max(1);
         self
     }
 

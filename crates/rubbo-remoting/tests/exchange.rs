@@ -103,8 +103,7 @@ async fn timeout_before_sending_is_client_timeout() {
         tokio::time::sleep(Duration::from_secs(20)).await;
         drop(s);
     });
-    let mut config = client_config().with_payload(0);
-    config.write_queue = 1;
+    let config = client_config().with_payload(0).with_write_queue(1);
     let client = ExchangeClient::connect(&addr, config).await.unwrap();
     let body = Bytes::from(vec![0u8; 4 << 20]);
     let calls = (0..16).map(|_| client.request(body.clone(), HESSIAN2, Duration::from_millis(500)));
