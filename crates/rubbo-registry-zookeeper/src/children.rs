@@ -102,11 +102,8 @@ impl ChildCache {
             self.entries.retain(|_, e| e.seen == generation);
             removed = before - self.entries.len();
         }
-        let mut urls: Vec<Url> = self
-            .entries
-            .values()
-            .filter_map(|e| e.url.clone())
-            .collect();
+        let mut urls: Vec<Url> = Vec::with_capacity(self.entries.len().max(1));
+        urls.extend(self.entries.values().filter_map(|e| e.url.clone()));
         if urls.is_empty() {
             urls.push(empty_url(&self.subscription, &self.category));
         }

@@ -22,7 +22,7 @@ use rubbo_common::Url;
 use tracing::{debug, warn};
 
 use crate::RegistryError;
-use crate::category::{FILE_CACHE_KEY, FILE_KEY, category_of};
+use crate::category::{FILE_CACHE_KEY, FILE_KEY, list_category};
 
 /// The registry cache file of one registry. Cheap to clone (shared).
 #[derive(Clone)]
@@ -133,7 +133,7 @@ impl RegistryCache {
     /// schedules a write of the file.
     pub fn update(&self, subscription: &Url, urls: &[Url]) {
         let Some(first) = urls.first() else { return };
-        let category = category_of(first).to_owned();
+        let category = list_category(first).to_owned();
         let key = subscription.service_key();
         let spawn = {
             let mut inner = self.inner.lock();

@@ -20,6 +20,10 @@ pub const DEFAULT_CATEGORY: &str = PROVIDERS_CATEGORY;
 pub const CONSUMER_SUBSCRIBE_CATEGORIES: &str = "providers,configurators,routers";
 /// The protocol of the URL that stands for an empty category.
 pub const EMPTY_PROTOCOL: &str = "empty";
+/// The protocol of override (configurator) rules.
+pub const OVERRIDE_PROTOCOL: &str = "override";
+/// The protocol of route rules.
+pub const ROUTE_PROTOCOL: &str = "route";
 /// "Any" in interface, group, version and classifier matching.
 pub const ANY_VALUE: &str = "*";
 /// A provider with `enabled=false` is not matched.
@@ -68,6 +72,26 @@ pub fn category_of(url: &Url) -> &str {
         .map(str::trim)
         .filter(|c| !c.is_empty())
         .unwrap_or(DEFAULT_CATEGORY)
+}
+
+/// The category of the list a notified URL belongs to, as Java's `RegistryDirectory`
+/// judges it: `override://` URLs are configurators and `route://` URLs routers whatever
+/// their `category` parameter says; otherwise [`category_of`]. Use this (not
+/// `category_of`) to tell which list a notification replaces.
+///
+/// ```
+/// use rubbo_common::Url;
+/// let route = Url::parse("route://0.0.0.0/a.B?rule=x").unwrap();
+/// assert_eq!(rubbo_registry::list_category(&route), "routers");
+/// let empty = Url::parse("empty://h/a.B?category=configurators").unwrap();
+/// assert_eq!(rubbo_registry::list_category(&empty), "configurators");
+/// ```
+pub fn list_category(url: &Url) -> &str {
+    match url.protocol() {
+        Some(OVERRIDE_PROTOCOL) => CONFIGURATORS_CATEGORY,
+        Some(ROUTE_PROTOCOL) => ROUTERS_CATEGORY,
+        _ => category_of(url),
+    }
 }
 
 /// The URL that stands for an empty `category` of the subscription `consumer`: the
@@ -149,13 +173,13 @@ pub fn is_match(consumer: &Url, provider: &Url) -> bool {
 }
 
 /// The lists to deliver for `urls` (Java's `AbstractRegistry.notify`): the URLs that
-/// match `consumer`, grouped by category, in the order they came. Categories with no
+/// match `consumer`, grouped by [`list_category`], in the order they came. Categories with no
 /// URL are absent; callers add `empty://` where they know a category is empty.
 pub fn group_by_category(consumer: &Url, urls: &[Url]) -> BTreeMap<String, Vec<Url>> {
     let mut out: BTreeMap<String, Vec<Url>> = BTreeMap::new();
     for url in urls {
         if is_match(consumer, url) {
-            out.entry(category_of(url).to_owned())
+            out.entry(list_category(url).to_owned())
                 .or_default()
                 .push(url.clone());
         }

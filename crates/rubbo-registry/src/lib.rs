@@ -20,10 +20,10 @@ pub use cache::RegistryCache;
 pub use category::{
     ANY_VALUE, CLASSIFIER_KEY, CONFIGURATORS_CATEGORY, CONSUMER_SUBSCRIBE_CATEGORIES,
     CONSUMERS_CATEGORY, DEFAULT_CATEGORY, EMPTY_PROTOCOL, ENABLED_KEY, FILE_CACHE_KEY, FILE_KEY,
-    NOTIFY_DELAY_KEY, PROVIDERS_CATEGORY, RETRY_PERIOD_KEY, ROUTERS_CATEGORY, TIMEOUT_KEY,
-    categories, category_of, consumer_register_url, empty_url, group_by_category, is_any_interface,
-    is_empty_url, is_match, is_match_category, resolve_registry_url, should_register,
-    should_subscribe, subscribe_url,
+    NOTIFY_DELAY_KEY, OVERRIDE_PROTOCOL, PROVIDERS_CATEGORY, RETRY_PERIOD_KEY, ROUTE_PROTOCOL,
+    ROUTERS_CATEGORY, TIMEOUT_KEY, categories, category_of, consumer_register_url, empty_url,
+    group_by_category, is_any_interface, is_empty_url, is_match, is_match_category, list_category,
+    resolve_registry_url, should_register, should_subscribe, subscribe_url,
 };
 pub use error::RegistryError;
 pub use factory::{

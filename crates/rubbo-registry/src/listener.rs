@@ -10,7 +10,7 @@ use tracing::error;
 /// Receives the address lists of a subscription.
 ///
 /// Each call carries the **whole current list of one category** (`providers`,
-/// `configurators` or `routers`, read with [`category_of`](crate::category_of)); an
+/// `configurators` or `routers`, read with [`list_category`](crate::list_category)); an
 /// empty category is one `empty://` URL ([`empty_url`](crate::empty_url)). Calls come
 /// from the registry's tasks: keep them quick and never block. A panic is caught and
 /// logged; the subscription goes on.

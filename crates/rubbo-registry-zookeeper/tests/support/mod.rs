@@ -180,7 +180,7 @@ impl Recorder {
             .rev()
             .find(|l| {
                 l.first()
-                    .is_some_and(|u| rubbo_registry::category_of(u) == category)
+                    .is_some_and(|u| rubbo_registry::list_category(u) == category)
             })
             .cloned()
     }
