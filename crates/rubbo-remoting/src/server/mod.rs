@@ -184,6 +184,7 @@ impl fmt::Debug for Server {
 async fn accept_loop(listener: TcpListener, shared: Arc<ServerShared>) {
     loop {
         let accepted = tokio::select! {
+            biased;
             _ = shared.stop_accept.cancelled() => break,
             r = listener.accept() => r,
         };
