@@ -402,3 +402,77 @@ async fn over_max_in_flight_answers_threadpool_exhausted() {
     wait_until("in-flight drained", LONG, || server.in_flight() == 0).await;
     assert_eq!(call(&client, "later").await.unwrap().status, Status::OK);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_robin_avoids_a_readonly_connection() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (served_tx, mut served_rx) = mpsc::unbounded_channel();
+    let provider = tokio::spawn(async move {
+        for n in 0..2usize {
+            let (mut s, peer) = listener.accept().await.unwrap();
+            let served_tx = served_tx.clone();
+            tokio::spawn(async move {
+                if n == 0 {
+                    // the first connection is told the provider is read-only
+                    s.write_all(&frame_bytes(Frame::Request(Request::readonly(1))))
+                        .await
+                        .unwrap();
+                }
+                let mut decoder = Decoder::new(0);
+                let mut buf = BytesMut::new();
+                while let Some(Decoded::Request(req)) =
+                    read_decoded(&mut s, &mut decoder, &mut buf).await
+                {
+                    served_tx.send(peer).unwrap();
+                    let resp = Response::ok(req.id, req.serialization, req.body);
+                    s.write_all(&frame_bytes(Frame::Response(resp)))
+                        .await
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let clients = Clients::connect(&addr, 2, client_config()).await.unwrap();
+    bounded("provider accepted both", LONG, provider)
+        .await
+        .unwrap();
+    wait_until("one connection readonly", LONG, || {
+        clients
+            .clients()
+            .iter()
+            .filter(|c| c.is_available())
+            .count()
+            == 1
+    })
+    .await;
+    let available = clients.clients().iter().find(|c| c.is_available()).unwrap();
+    let readonly = clients
+        .clients()
+        .iter()
+        .find(|c| !c.is_available())
+        .unwrap();
+    assert!(readonly.is_connected());
+    let err = readonly
+        .request(Bytes::from_static(b"x"), HESSIAN2, LONG)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RemotingError::ReadOnly { .. }), "{err:?}");
+    for i in 0..6 {
+        let body = Bytes::from(format!("{i}"));
+        assert_eq!(
+            clients
+                .request(body.clone(), HESSIAN2, LONG)
+                .await
+                .unwrap()
+                .body,
+            body
+        );
+        let peer = served_rx.recv().await.unwrap();
+        assert_eq!(
+            Some(peer),
+            available.local_addr(),
+            "call {i} went to the writable connection"
+        );
+    }
+}
