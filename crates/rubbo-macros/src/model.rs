@@ -66,7 +66,7 @@ fn string_lit(expr: &syn::Expr) -> Result<LitStr> {
             lit: syn::Lit::Str(s),
             ..
         }) => Ok(s.clone()),
-        other => Err(Error::new(other.span(), "expected a string literal")),
+        other => Err(Error::new_spanned(other, "expected a string literal")),
     }
 }
 
@@ -95,40 +95,35 @@ pub(crate) struct Param {
 
 /// Checks the trait and extracts its methods; the trait keeps its non-method parts.
 pub(crate) fn parse_trait(item: &mut ItemTrait) -> Result<Vec<Method>> {
-    let mut errors: Option<Error> = None;
-    let mut push = |e: Error| match &mut errors {
-        Some(all) => all.combine(e),
-        None => errors = Some(e),
-    };
+    let mut errors = Errors::default();
     if !item.generics.params.is_empty() {
-        push(Error::new(
-            item.generics.span(),
+        errors.push(Error::new_spanned(
+            &item.generics,
             "a #[rubbo::service] trait cannot be generic",
         ));
     }
     let mut methods = Vec::new();
     for trait_item in &mut item.items {
         match trait_item {
-            TraitItem::Fn(f) => match parse_method(f) {
-                Ok(m) => methods.push(m),
-                Err(e) => push(e),
-            },
-            other => push(Error::new(
-                other.span(),
+            TraitItem::Fn(f) => {
+                if let Some(m) = errors.take(parse_method(f)) {
+                    methods.push(m);
+                }
+            }
+            other => errors.push(Error::new_spanned(
+                other,
                 "a #[rubbo::service] trait holds only `async fn` methods",
             )),
         }
     }
-    match errors {
-        Some(e) => Err(e),
-        None => Ok(methods),
-    }
+    errors.finish().map(|()| methods)
 }
 
 fn parse_method(f: &TraitItemFn) -> Result<Method> {
     let sig = &f.sig;
+    let mut errors = Errors::default();
     if sig.asyncness.is_none() {
-        return Err(Error::new(
+        errors.push(Error::new(
             sig.fn_token.span(),
             format!(
                 "rubbo service methods must be `async fn`: write `async fn {}(&self, ..)`",
@@ -137,64 +132,66 @@ fn parse_method(f: &TraitItemFn) -> Result<Method> {
         ));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        return Err(Error::new(
-            sig.generics.span(),
+        errors.push(Error::new_spanned(
+            &sig.generics,
             "rubbo service methods cannot be generic",
         ));
     }
     if let Some(v) = &sig.variadic {
-        return Err(Error::new(
-            v.span(),
+        errors.push(Error::new_spanned(
+            v,
             "rubbo service methods cannot be variadic",
         ));
     }
+    let name = errors.take(rubbo_attr(&f.attrs, "name")).flatten();
     let mut inputs = sig.inputs.iter();
     match inputs.next() {
         Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
-        Some(other) => {
-            return Err(Error::new(
-                other.span(),
-                "the first parameter of a rubbo service method must be `&self`",
-            ));
-        }
-        None => {
-            return Err(Error::new(
-                sig.paren_token.span.join(),
-                "a rubbo service method takes `&self` first",
-            ));
-        }
+        Some(other) => errors.push(Error::new_spanned(
+            other,
+            "the first parameter of a rubbo service method must be `&self`",
+        )),
+        None => errors.push(Error::new(
+            sig.ident.span(),
+            "a rubbo service method takes `&self` first",
+        )),
     }
     let mut params = Vec::new();
     for input in inputs {
         let FnArg::Typed(pt) = input else {
-            return Err(Error::new(input.span(), "unexpected receiver"));
+            continue;
         };
         if !matches!(&*pt.pat, Pat::Ident(_) | Pat::Wild(_)) && f.default.is_none() {
-            return Err(Error::new(pt.pat.span(), "expected a parameter name"));
+            errors.push(Error::new_spanned(&pt.pat, "expected a parameter name"));
         }
-        let java = rubbo_attr(&pt.attrs, "java")?;
+        let java = errors.take(rubbo_attr(&pt.attrs, "java")).flatten();
         let ty = (*pt.ty).clone();
         let borrowed = match &ty {
             Type::Reference(r) if r.mutability.is_none() => Some((*r.elem).clone()),
             Type::Reference(r) => {
-                return Err(Error::new(
-                    r.span(),
+                errors.push(Error::new_spanned(
+                    r,
                     "rubbo service parameters cannot be `&mut`",
                 ));
+                None
             }
             _ => None,
         };
         params.push(Param { ty, borrowed, java });
     }
-    let (ok, output) = result_type(&sig.output)?;
-    let name = rubbo_attr(&f.attrs, "name")?;
+    let result = errors.take(result_type(sig));
     let ident = sig.ident.clone();
     let wire_name = match name {
         Some(n) if n.value().is_empty() => {
-            return Err(Error::new(n.span(), "the wire name cannot be empty"));
+            errors.push(Error::new(n.span(), "the wire name cannot be empty"));
+            String::new()
         }
         Some(n) => n.value(),
         None => lower_camel(&ident.to_string()),
+    };
+    errors.finish()?;
+    let Some((ok, output)) = result else {
+        return Err(Error::new(sig.ident.span(), "unreachable: no return type"));
     };
     let mut item = f.clone();
     item.attrs.retain(|a| !a.path().is_ident("rubbo"));
@@ -213,13 +210,37 @@ fn parse_method(f: &TraitItemFn) -> Result<Method> {
     })
 }
 
+/// Collects several errors, so one expansion reports them all.
+#[derive(Default)]
+struct Errors(Option<Error>);
+
+impl Errors {
+    fn push(&mut self, e: Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(e),
+            None => self.0 = Some(e),
+        }
+    }
+
+    fn take<T>(&mut self, r: Result<T>) -> Option<T> {
+        r.map_err(|e| self.push(e)).ok()
+    }
+
+    fn finish(self) -> Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
 /// `Result<T, RpcError>` (any path ending so) gives `T`.
-fn result_type(output: &ReturnType) -> Result<(Type, Type)> {
+fn result_type(sig: &syn::Signature) -> Result<(Type, Type)> {
     const MSG: &str = "a rubbo service method returns `Result<T, rubbo::RpcError>`";
-    let ReturnType::Type(_, ty) = output else {
-        return Err(Error::new(output.span(), MSG));
+    let ReturnType::Type(_, ty) = &sig.output else {
+        return Err(Error::new(
+            sig.paren_token.span.close(),
+            format!("{MSG}: add `-> Result<(), rubbo::RpcError>`"),
+        ));
     };
-    let fail = || Error::new(ty.span(), MSG);
+    let fail = || Error::new_spanned(ty, MSG);
     let Type::Path(p) = &**ty else {
         return Err(fail());
     };
@@ -243,8 +264,8 @@ fn result_type(output: &ReturnType) -> Result<(Type, Type)> {
     };
     let err_is_rpc = matches!(err, Type::Path(e) if e.path.segments.last().is_some_and(|s| s.ident == "RpcError"));
     if !err_is_rpc {
-        return Err(Error::new(
-            err.span(),
+        return Err(Error::new_spanned(
+            err,
             "the error type of a rubbo service method is `rubbo::RpcError`",
         ));
     }
