@@ -5,9 +5,13 @@
 //! API for hand-written code, except the descriptors ([`ServiceDescriptor`],
 //! [`MethodDescriptor`]) that protocols read to map generic calls.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 pub use std::borrow::{Borrow, ToOwned};
 pub use std::boxed::Box;
@@ -22,8 +26,8 @@ pub use std::string::String;
 pub use std::sync::Arc as StdArc;
 
 pub use rubbo_common::{
-    Arguments, Attachments, BoxInvoker, Invocation, InvokeFuture, Invoker, Payload, RpcError,
-    RpcResult, Url, Value,
+    Arguments, Attachments, BizException, BoxInvoker, Invocation, InvokeFuture, Invoker, Payload,
+    RpcError, RpcResult, Url, Value,
 };
 pub use serde::Serialize;
 pub use serde::de::DeserializeOwned;
@@ -70,6 +74,32 @@ impl ServiceDescriptor {
         self.methods.iter().filter(move |m| m.name == name)
     }
 
+    /// The index of the method a generic call (`$invoke(method, parameterTypes, args)`)
+    /// means: `parameter_types` are Java class names (`java.lang.String`, `int`,
+    /// `[B`, `byte[]`, `com.example.User`). With no types given, a method name that
+    /// is not overloaded is enough (as Java's `GenericFilter` allows).
+    pub fn find_generic(&self, name: &str, parameter_types: &[&str]) -> Option<usize> {
+        let desc: String = parameter_types
+            .iter()
+            .map(|c| class_to_descriptor(c))
+            .collect();
+        if let Some(i) = self.find(name, &desc) {
+            return Some(i);
+        }
+        if !parameter_types.is_empty() {
+            return None;
+        }
+        let mut overloads = self
+            .methods
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.name == name);
+        match (overloads.next(), overloads.next()) {
+            (Some((i, _)), None) => Some(i),
+            _ => None,
+        }
+    }
+
     /// `{group}/{interface}:{version}`.
     pub fn service_key(&self) -> String {
         rubbo_common::service_key(Some(self.group), self.interface, Some(self.version))
@@ -91,6 +121,39 @@ impl ServiceDescriptor {
             exported.join(", ")
         ))
     }
+}
+
+/// The JVM descriptor of a Java class name as `Class.getName()` writes it (`int`,
+/// `java.lang.String`, `[B`, `[Ljava.lang.String;`) or in source form (`byte[]`).
+///
+/// ```
+/// use rubbo::codegen::class_to_descriptor;
+/// assert_eq!(class_to_descriptor("int"), "I");
+/// assert_eq!(class_to_descriptor("java.lang.String"), "Ljava/lang/String;");
+/// assert_eq!(class_to_descriptor("byte[]"), "[B");
+/// assert_eq!(class_to_descriptor("[Ljava.lang.String;"), "[Ljava/lang/String;");
+/// ```
+pub fn class_to_descriptor(class: &str) -> String {
+    let class = class.trim();
+    if let Some(component) = class.strip_suffix("[]") {
+        return format!("[{}", class_to_descriptor(component));
+    }
+    if class.starts_with('[') {
+        return class.replace('.', "/");
+    }
+    let primitive = match class {
+        "boolean" => "Z",
+        "byte" => "B",
+        "char" => "C",
+        "double" => "D",
+        "float" => "F",
+        "int" => "I",
+        "long" => "J",
+        "short" => "S",
+        "void" => "V",
+        _ => return format!("L{};", class.replace('.', "/")),
+    };
+    primitive.to_owned()
 }
 
 /// Total length of `parts` (for compile-time descriptor concatenation).
@@ -328,18 +391,55 @@ where
     // The arguments were decoded for the handler; the context keeps the rest.
     *invocation.arguments_mut() = Arguments::none();
     Box::pin(async move {
-        let (outcome, attachments) = crate::context::provide(invocation, handler).await;
+        let method = invocation.method().to_owned();
+        let (outcome, attachments) =
+            crate::context::provide(invocation, CatchPanic(Box::pin(handler))).await;
         let mut result = match outcome {
-            Ok(v) if v.is_java_null() => RpcResult::null(),
-            Ok(v) => RpcResult::value(Payload::typed(Java(v))),
-            Err(e) => match e.biz_exception() {
+            Ok(Ok(v)) if v.is_java_null() => RpcResult::null(),
+            Ok(Ok(v)) => RpcResult::value(Payload::typed(Java(v))),
+            Ok(Err(e)) => match e.biz_exception() {
                 Some(biz) => RpcResult::from_exception(biz.clone()),
                 None => return Err(e),
             },
+            Err(panic) => {
+                let message = panic_message(&*panic);
+                tracing::error!(method, panic = %message, "service method panicked");
+                RpcResult::from_exception(BizException::new(
+                    "java.lang.RuntimeException",
+                    Some(message),
+                ))
+            }
         };
         result.attachments_mut().extend(attachments);
         Ok(result)
     })
+}
+
+/// Polls a handler, turning a panic into an error value (like Java's unchecked
+/// exceptions, which reach the consumer as `RuntimeException`).
+struct CatchPanic<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchPanic<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = self.0.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_owned()
+    }
 }
 
 #[cfg(test)]
@@ -384,6 +484,15 @@ mod tests {
         assert_eq!(s.find("a", "J"), Some(1));
         assert_eq!(s.find("a", "Ljava/lang/Long;"), None);
         assert_eq!(s.overloads("a").count(), 2);
+        assert_eq!(s.find_generic("a", &["long"]), Some(1));
+        assert_eq!(s.find_generic("a", &["int"]), Some(0));
+        assert_eq!(s.find_generic("a", &["java.lang.Integer"]), None);
+        assert_eq!(s.find_generic("a", &[]), None, "overloaded: types needed");
+        let single = ServiceDescriptor {
+            methods: &M[..1],
+            ..s
+        };
+        assert_eq!(single.find_generic("a", &[]), Some(0));
         let e = s.method_not_found(&Invocation::new("x.S", "b").with_parameter_types("Z"));
         assert_eq!(e.kind(), rubbo_common::ErrorKind::MethodNotFound);
         assert_eq!(

@@ -315,3 +315,31 @@ fn debug_output_names_the_service() {
     assert!(format!("{:?}", client()).contains("g1/org.rubbo.test.Types"));
     let _: &Impl = server.get_ref();
 }
+
+/// A service whose implementation panics.
+#[rubbo::service(interface = "org.rubbo.test.Panicky")]
+pub trait Panicky {
+    /// Panics.
+    async fn boom(&self, n: i32) -> Result<i32, RpcError>;
+}
+
+struct Boom;
+
+impl Panicky for Boom {
+    async fn boom(&self, n: i32) -> Result<i32, RpcError> {
+        tokio::task::yield_now().await;
+        panic!("boom {n}")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_handler_answers_a_runtime_exception() {
+    let c = PanickyClient::new(PanickyServer::new(Arc::new(Boom)).into_invoker(url()));
+    let err = c.boom(3).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Biz);
+    let biz = err.biz_exception().unwrap();
+    assert_eq!(biz.class, "java.lang.RuntimeException");
+    assert_eq!(biz.message.as_deref(), Some("boom 3"));
+    // The server still serves.
+    assert!(c.boom(4).await.is_err());
+}
