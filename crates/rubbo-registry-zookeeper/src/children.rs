@@ -13,13 +13,14 @@ use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
 use rubbo_common::Url;
-use rubbo_registry::{empty_url, is_match};
+use rubbo_registry::{PROVIDERS_CATEGORY, empty_url, is_match};
 use tracing::{debug, warn};
 
 /// The result of [`ChildCache::update`].
 #[derive(Debug, Clone)]
 pub struct ChildUpdate {
-    /// The category's whole list to deliver: the matching URLs, or one `empty://`.
+    /// The category's whole list to deliver: the matching URLs, or one `empty://`
+    /// (nothing, under empty protection: then there is nothing to deliver).
     pub urls: Vec<Url>,
     /// Whether the set of children differs from the previous update.
     pub changed: bool,
@@ -35,6 +36,7 @@ pub struct ChildCache {
     category: String,
     entries: HashMap<String, Entry, SampledState>,
     generation: u64,
+    empty_protection: bool,
 }
 
 struct Entry {
@@ -60,7 +62,16 @@ impl ChildCache {
             category: category.to_owned(),
             entries: HashMap::with_hasher(SampledState),
             generation: 0,
+            empty_protection: false,
         }
+    }
+
+    /// With `true` and category `providers`, an update where nothing matches yields no
+    /// URL at all (nothing to deliver) instead of `empty://`: Java's
+    /// `enable-empty-protection`.
+    pub fn with_empty_protection(mut self, enabled: bool) -> Self {
+        self.empty_protection = enabled;
+        self
     }
 
     /// How many children are cached.
@@ -105,7 +116,11 @@ impl ChildCache {
         let mut urls: Vec<Url> = Vec::with_capacity(self.entries.len().max(1));
         urls.extend(self.entries.values().filter_map(|e| e.url.clone()));
         if urls.is_empty() {
-            urls.push(empty_url(&self.subscription, &self.category));
+            if self.empty_protection && self.category == PROVIDERS_CATEGORY {
+                warn!(subscription = %self.subscription, "empty provider list ignored (empty protection)");
+            } else {
+                urls.push(empty_url(&self.subscription, &self.category));
+            }
         }
         ChildUpdate {
             urls,
@@ -219,6 +234,17 @@ mod tests {
         assert_eq!(none.urls.len(), 1);
         assert!(is_empty_url(&none.urls[0]));
         assert_eq!(none.urls[0].get_param("category"), Some("providers"));
+    }
+
+    #[test]
+    fn empty_protection_keeps_the_last_provider_list() {
+        let sub = Url::parse("consumer://h/a.B?interface=a.B&category=providers").unwrap();
+        let mut cache = ChildCache::new(sub.clone(), "providers").with_empty_protection(true);
+        assert_eq!(cache.update(vec![name(1)]).urls.len(), 1);
+        let gone = cache.update(vec![]);
+        assert!(gone.changed && gone.urls.is_empty(), "nothing to deliver");
+        let mut routers = ChildCache::new(sub, "routers").with_empty_protection(true);
+        assert!(is_empty_url(&routers.update(vec![]).urls[0]));
     }
 
     #[test]

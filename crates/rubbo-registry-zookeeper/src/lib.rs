@@ -18,5 +18,5 @@ pub use children::{ChildCache, ChildUpdate, SampledHasher, SampledState};
 pub use factory::{ZookeeperRegistryFactory, register_factory, registry_factories};
 pub use registry::{
     BACKUP_KEY, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NOTIFY_DELAY, DEFAULT_SESSION_TIMEOUT,
-    SESSION_KEY, ZookeeperRegistry,
+    ENABLE_EMPTY_PROTECTION_KEY, SESSION_KEY, ZookeeperRegistry,
 };

@@ -32,9 +32,32 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default delay that batches a burst of child changes into one notification.
 pub const DEFAULT_NOTIFY_DELAY: Duration = Duration::from_millis(10);
 
-pub(crate) const PERSISTENT: CreateOptions<'static> =
-    CreateMode::Persistent.with_acls(Acls::anyone_all());
-const EPHEMERAL: CreateOptions<'static> = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+/// Registry URL parameter (Java): with `true`, an empty `providers` list is not
+/// delivered, so a registry glitch never clears a consumer's addresses.
+pub const ENABLE_EMPTY_PROTECTION_KEY: &str = "enable-empty-protection";
+
+/// Node ACLs: anyone may do anything, or, when the registry URL carries credentials
+/// (`zookeeper://user:pass@host`, digest auth), only the creator (Java's
+/// `CREATOR_ALL_ACL`).
+#[derive(Debug, Clone)]
+pub(crate) struct NodeModes {
+    pub(crate) persistent: CreateOptions<'static>,
+    pub(crate) ephemeral: CreateOptions<'static>,
+}
+
+impl NodeModes {
+    fn new(authenticated: bool) -> Self {
+        let acls = if authenticated {
+            Acls::creator_all()
+        } else {
+            Acls::anyone_all()
+        };
+        NodeModes {
+            persistent: CreateMode::Persistent.with_acls(acls),
+            ephemeral: CreateMode::Ephemeral.with_acls(acls),
+        }
+    }
+}
 
 /// The ZooKeeper registry (`zookeeper://127.0.0.1:2181?backup=h2:2181&group=dubbo`).
 ///
@@ -60,6 +83,8 @@ pub(crate) struct Inner {
     pub(crate) address: String,
     pub(crate) root: String,
     pub(crate) notify_delay: Duration,
+    pub(crate) empty_protection: bool,
+    pub(crate) modes: NodeModes,
     pub(crate) session: Arc<SessionShared>,
     destroyed: AtomicBool,
     registered: Mutex<Vec<Url>>,
@@ -101,14 +126,27 @@ impl ZookeeperRegistry {
             connect_string.push(',');
             connect_string.push_str(backup);
         }
-        let session_timeout = url.get_duration_ms(SESSION_KEY, 60_000);
+        let session_timeout = match url.get_param(SESSION_KEY) {
+            Some(_) => url.get_duration_ms(SESSION_KEY, 60_000),
+            None => url.get_duration_ms("zk.session.expire", 60_000),
+        };
+        let auth = url
+            .username()
+            .filter(|u| !u.is_empty())
+            .map(|u| match url.password() {
+                Some(p) => format!("{u}:{p}"),
+                None => u.to_owned(),
+            });
         let connect_timeout = url.get_duration_ms(TIMEOUT_KEY, 5000);
         let notify_delay = url.get_duration_ms(NOTIFY_DELAY_KEY, 10);
-        let session = SessionShared::new(connect_string.clone(), session_timeout);
+        let modes = NodeModes::new(auth.is_some());
+        let session = SessionShared::new(connect_string.clone(), session_timeout, auth);
         let inner = Arc::new(Inner {
             root: paths::root_path(&url),
             address: connect_string,
             notify_delay,
+            empty_protection: url.get_bool(ENABLE_EMPTY_PROTECTION_KEY, false),
+            modes,
             session: session.clone(),
             url: url.clone(),
             destroyed: AtomicBool::new(false),
@@ -200,7 +238,7 @@ impl Inner {
         }
         let path = paths::url_path(&self.root, &url);
         let ephemeral = url.get_bool("dynamic", true);
-        create_node(&client, &path, ephemeral)
+        create_node(&client, &path, ephemeral, &self.modes)
             .await
             .map_err(|e| self.zk_error(format!("create {path}"), e))?;
         debug!(path, ephemeral, "registered");
@@ -241,7 +279,8 @@ impl Inner {
         let mut firsts = Vec::new();
         for (category, path) in paths::categories_paths(&self.root, &url) {
             let (tx, rx) = oneshot::channel();
-            let cache = ChildCache::new(url.clone(), &category);
+            let cache = ChildCache::new(url.clone(), &category)
+                .with_empty_protection(self.empty_protection);
             tasks.push(tokio::spawn(watch_category(
                 self.clone(),
                 path,
@@ -312,7 +351,8 @@ impl Inner {
             let mut failed = 0;
             for url in &urls {
                 let path = paths::url_path(&self.root, url);
-                if let Err(e) = create_node(client, &path, url.get_bool("dynamic", true)).await {
+                let ephemeral = url.get_bool("dynamic", true);
+                if let Err(e) = create_node(client, &path, ephemeral, &self.modes).await {
                     failed += 1;
                     warn!(path, error = %e, "re-registration failed");
                 }
@@ -352,11 +392,16 @@ pub(crate) async fn create_node(
     client: &Client,
     path: &str,
     ephemeral: bool,
+    modes: &NodeModes,
 ) -> Result<(), ZkError> {
     if let Some(i) = path.rfind('/').filter(|&i| i > 0) {
-        client.mkdir(&path[..i], &PERSISTENT).await?;
+        client.mkdir(&path[..i], &modes.persistent).await?;
     }
-    let mode = if ephemeral { &EPHEMERAL } else { &PERSISTENT };
+    let mode = if ephemeral {
+        &modes.ephemeral
+    } else {
+        &modes.persistent
+    };
     match client.create(path, &[], mode).await {
         Ok(_) => Ok(()),
         Err(ZkError::NodeExists) if !ephemeral => Ok(()),

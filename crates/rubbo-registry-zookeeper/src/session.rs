@@ -22,15 +22,21 @@ pub(crate) struct Conn {
 pub(crate) struct SessionShared {
     pub(crate) connect_string: String,
     pub(crate) session_timeout: Duration,
+    auth: Option<String>,
     pub(crate) conn: watch::Sender<Option<Conn>>,
     pub(crate) connected: AtomicBool,
 }
 
 impl SessionShared {
-    pub(crate) fn new(connect_string: String, session_timeout: Duration) -> Arc<Self> {
+    pub(crate) fn new(
+        connect_string: String,
+        session_timeout: Duration,
+        auth: Option<String>,
+    ) -> Arc<Self> {
         Arc::new(SessionShared {
             connect_string,
             session_timeout,
+            auth,
             conn: watch::channel(None).0,
             connected: AtomicBool::new(false),
         })
@@ -46,9 +52,12 @@ impl SessionShared {
         let mut generation = 0u64;
         let mut backoff = Duration::from_millis(50);
         loop {
-            let connector = Client::connector()
+            let mut connector = Client::connector()
                 .with_session_timeout(self.session_timeout)
                 .with_fail_eagerly();
+            if let Some(auth) = &self.auth {
+                connector = connector.with_auth("digest", auth.as_bytes());
+            }
             let bound = self.session_timeout + Duration::from_secs(1);
             let result = tokio::time::timeout(bound, connector.connect(&self.connect_string)).await;
             let client = match result {

@@ -9,7 +9,7 @@ use tracing::{debug, warn};
 use zookeeper_client::EventType;
 
 use crate::children::ChildCache;
-use crate::registry::{Inner, PERSISTENT};
+use crate::registry::Inner;
 
 /// Lists the children of `path` with a watch, delivers the category's list when it
 /// changed, waits for the watch (or a new session) and starts again. The first
@@ -41,7 +41,7 @@ pub(crate) async fn watch_category(
         };
         let listed = async {
             if dir_generation != conn.generation {
-                conn.client.mkdir(&path, &PERSISTENT).await?;
+                conn.client.mkdir(&path, &inner.modes.persistent).await?;
                 dir_generation = conn.generation;
             }
             conn.client.get_and_watch_children(&path).await
@@ -50,7 +50,7 @@ pub(crate) async fn watch_category(
         match listed {
             Ok((children, _, watcher)) => {
                 let update = cache.update(children);
-                if update.changed || first.is_some() {
+                if (update.changed || first.is_some()) && !update.urls.is_empty() {
                     debug!(
                         path,
                         urls = update.urls.len(),

@@ -413,3 +413,31 @@ async fn cache_file_serves_a_consumer_started_while_zookeeper_is_down() {
     c.destroy().await;
     p.destroy().await;
 }
+
+#[tokio::test]
+async fn digest_credentials_protect_the_nodes() {
+    init_tracing();
+    let url = Url::parse(&format!(
+        "zookeeper://rubbo:secret@{}?group=t_auth",
+        server().address()
+    ))
+    .unwrap();
+    let p = ZookeeperRegistry::connect(url.clone()).await.unwrap();
+    p.register(provider(20880)).await.unwrap();
+
+    // Nodes carry the creator-only ACL: a client without the credentials cannot read.
+    let stranger = raw().await;
+    let denied = stranger.list_children(&providers_path("t_auth")).await;
+    assert!(
+        matches!(denied, Err(zookeeper_client::Error::NoAuth)),
+        "{denied:?}"
+    );
+
+    let c = ZookeeperRegistry::connect(url).await.unwrap();
+    let (rec, l) = Recorder::new();
+    c.subscribe(consumer(), l).await.unwrap();
+    assert_eq!(rec.providers(), ["127.0.0.1:20880"]);
+    p.destroy().await;
+    rec.wait_providers(&[], WAIT).await;
+    c.destroy().await;
+}
