@@ -6,6 +6,7 @@ use syn::punctuated::Punctuated;
 use syn::{DeriveInput, Error, Expr, ExprLit, Lit, LitStr, Meta, Result, Token};
 
 pub(crate) fn derive(input: DeriveInput) -> Result<TokenStream> {
+    let ident = &input.ident;
     let class = java_class(&input)?
         .or(serde_rename(&input))
         .ok_or_else(|| {
@@ -23,8 +24,16 @@ pub(crate) fn derive(input: DeriveInput) -> Result<TokenStream> {
         ));
     }
     let descriptor = format!("L{};", value.replace('.', "/"));
-    let ident = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let mut generics = input.generics.clone();
+    if !generics.params.is_empty() {
+        // Generic types are serializable only for some parameters: say which.
+        let (_, ty_generics, _) = input.generics.split_for_impl();
+        generics
+            .make_where_clause()
+            .predicates
+            .push(syn::parse_quote!(#ident #ty_generics: ::rubbo::codegen::Serialize));
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     Ok(quote! {
         impl #impl_generics ::rubbo::codegen::JavaType for #ident #ty_generics #where_clause {
             const DESCRIPTOR: &'static str = #descriptor;

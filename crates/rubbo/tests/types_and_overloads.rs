@@ -343,3 +343,17 @@ async fn a_panicking_handler_answers_a_runtime_exception() {
     // The server still serves.
     assert!(c.boom(4).await.is_err());
 }
+
+/// A generic Java class (`org.rubbo.test.Page<T>`).
+#[derive(Serialize, Deserialize, JavaType, Debug, PartialEq)]
+#[serde(rename = "org.rubbo.test.Page")]
+pub struct Page<T> {
+    /// Items.
+    pub items: Vec<T>,
+}
+
+#[test]
+fn generic_types_derive_their_class() {
+    assert_eq!(<Page<User>>::DESCRIPTOR, "Lorg/rubbo/test/Page;");
+    assert_eq!(<Option<Page<i32>>>::DESCRIPTOR, "Lorg/rubbo/test/Page;");
+}
