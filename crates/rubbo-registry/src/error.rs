@@ -76,6 +76,18 @@ impl RegistryError {
         }
     }
 
+    /// Whether trying again later may succeed (the registry was down, slow or failed):
+    /// what a [`FailbackRegistry`](crate::FailbackRegistry) retries. Bad URLs and
+    /// configuration, or a destroyed registry, are not retried.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            RegistryError::Unavailable { .. }
+                | RegistryError::Timeout { .. }
+                | RegistryError::Backend { .. }
+        )
+    }
+
     /// An unavailable-registry error.
     pub fn unavailable(address: impl Into<String>, reason: impl Into<String>) -> Self {
         RegistryError::Unavailable {

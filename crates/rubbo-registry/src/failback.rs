@@ -311,6 +311,7 @@ impl Registry for FailbackRegistry {
             }
             match sh.bounded("register", sh.inner.register(url.clone())).await {
                 Ok(()) => Ok(()),
+                Err(e) if !e.is_retryable() => Err(e),
                 Err(e) => {
                     sh.state.lock().failed_registered.push(url.clone());
                     sh.ensure_retry_task();
@@ -373,6 +374,13 @@ impl Registry for FailbackRegistry {
             let fut = sh.inner.subscribe(url.clone(), sub.wrapped.clone());
             match sh.bounded("subscribe", fut).await {
                 Ok(()) => Ok(()),
+                Err(e) if !e.is_retryable() => {
+                    sh.state
+                        .lock()
+                        .subscribed
+                        .retain(|x| !x.is(&url, &listener));
+                    Err(e)
+                }
                 Err(e) => {
                     sh.state.lock().failed_subscribed.push(sub);
                     sh.ensure_retry_task();

@@ -237,3 +237,43 @@ async fn unsubscribe_and_destroy() {
         Err(RegistryError::Destroyed(_))
     ));
 }
+
+#[tokio::test]
+async fn bad_input_is_reported_not_retried() {
+    #[derive(Debug)]
+    struct Refuses(Url);
+    impl Registry for Refuses {
+        fn url(&self) -> &Url {
+            &self.0
+        }
+        fn is_available(&self) -> bool {
+            true
+        }
+        fn register(&self, _: Url) -> BoxFuture<'_, RegistryResult<()>> {
+            Box::pin(async { Err(RegistryError::Config("interface *".into())) })
+        }
+        fn unregister(&self, _: Url) -> BoxFuture<'_, RegistryResult<()>> {
+            Box::pin(async { Ok(()) })
+        }
+        fn subscribe(&self, _: Url, _: SharedListener) -> BoxFuture<'_, RegistryResult<()>> {
+            Box::pin(async { Err(RegistryError::Config("interface *".into())) })
+        }
+        fn unsubscribe(&self, _: Url, _: SharedListener) -> BoxFuture<'_, RegistryResult<()>> {
+            Box::pin(async { Ok(()) })
+        }
+        fn lookup(&self, _: Url) -> BoxFuture<'_, RegistryResult<Vec<Url>>> {
+            Box::pin(async { Ok(vec![]) })
+        }
+        fn destroy(&self) -> BoxFuture<'_, ()> {
+            Box::pin(async {})
+        }
+    }
+    let fb = FailbackRegistry::new(Arc::new(Refuses(registry_url("check=false"))));
+    assert!(matches!(
+        fb.register(provider()).await,
+        Err(RegistryError::Config(_))
+    ));
+    let (l, _) = recorder();
+    assert!(fb.subscribe(consumer(), l).await.is_err());
+    assert_eq!(fb.pending_retries(), 0);
+}
