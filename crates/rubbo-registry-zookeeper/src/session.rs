@@ -51,6 +51,7 @@ impl SessionShared {
     pub(crate) async fn run(self: Arc<Self>) {
         let mut generation = 0u64;
         let mut backoff = Duration::from_millis(50);
+        let mut failures = 0u64;
         loop {
             let mut connector = Client::connector()
                 .with_session_timeout(self.session_timeout)
@@ -63,7 +64,12 @@ impl SessionShared {
             let client = match result {
                 Ok(Ok(client)) => client,
                 Ok(Err(e)) => {
-                    debug!(zookeeper = %self.connect_string, error = %e, retry_in = ?backoff, "zookeeper connect failed");
+                    failures += 1;
+                    if failures == 1 || failures % 60 == 0 {
+                        warn!(zookeeper = %self.connect_string, error = %e, failures, "cannot connect to zookeeper; retrying");
+                    } else {
+                        debug!(zookeeper = %self.connect_string, error = %e, retry_in = ?backoff, "zookeeper connect failed");
+                    }
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(Duration::from_secs(1));
                     continue;
@@ -74,6 +80,7 @@ impl SessionShared {
                 }
             };
             backoff = Duration::from_millis(50);
+            failures = 0;
             generation += 1;
             info!(zookeeper = %self.connect_string, session = %client.session_id(), generation,
                 timeout = ?client.session_timeout(), "zookeeper session established");
