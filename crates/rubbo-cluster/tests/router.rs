@@ -269,9 +269,32 @@ fn tagged() -> Vec<BoxInvoker> {
     ]
 }
 
+/// Routes through both paths: a plain slice and a directory snapshot (precomputed tags).
+struct Both(RouterChain);
+
+impl Both {
+    fn route(&self, all: &[BoxInvoker], c: &Url, inv: &Invocation) -> Vec<BoxInvoker> {
+        let plain = self.0.route(all, c, inv);
+        let snapshot = std::sync::Arc::new(all.to_vec());
+        let fast = self.0.route_list(&snapshot, c, inv);
+        assert_eq!(
+            hosts(&plain),
+            hosts(&fast),
+            "the two routing paths disagree"
+        );
+        if fast.len() == all.len() {
+            assert!(
+                std::sync::Arc::ptr_eq(&fast, &snapshot),
+                "an unfiltered list is not copied"
+            );
+        }
+        plain
+    }
+}
+
 #[test]
 fn static_tags() {
-    let chain = RouterChain::builtin();
+    let chain = Both(RouterChain::builtin());
     let c = consumer("1.1.1.1", "");
     let all = tagged();
     let gray = inv("m").with_attachment("dubbo.tag", "gray");
@@ -343,7 +366,7 @@ fn tag_rule_force() {
 
 #[test]
 fn mock_router_separates_mock_providers() {
-    let chain = RouterChain::builtin();
+    let chain = Both(RouterChain::builtin());
     let c = consumer("1.1.1.1", "");
     let all = vec![
         provider("10.0.0.1", ""),

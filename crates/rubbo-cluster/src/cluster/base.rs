@@ -74,7 +74,7 @@ impl ClusterBase {
     }
 
     /// Routed providers, or a no-provider error (Java's `list` + `checkInvokers`).
-    pub fn list(&self, inv: &Invocation) -> Result<Vec<BoxInvoker>, RpcError> {
+    pub fn list(&self, inv: &Invocation) -> Result<Arc<Vec<BoxInvoker>>, RpcError> {
         if self.is_destroyed() {
             return Err(RpcError::new(
                 ErrorKind::Unknown,

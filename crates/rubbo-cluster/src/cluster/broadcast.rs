@@ -54,7 +54,7 @@ impl Invoker for BroadcastInvoker {
             let mut fail_index: i64 = 0;
             let mut error: Option<RpcError> = None;
             let mut result: Option<RpcResult> = None;
-            for invoker in &invokers {
+            for invoker in invokers.iter() {
                 let failure = match invoke_one(invoker, &inv).await {
                     Ok(r) => {
                         let f = r.exception().map(|e| RpcError::from_biz(e.clone()));

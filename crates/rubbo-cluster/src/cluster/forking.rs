@@ -48,7 +48,7 @@ impl Invoker for ForkingInvoker {
             let forks = base.url().get_int(FORKS_KEY, 2);
             let timeout = base.url().get_duration_ms(TIMEOUT_KEY, 1000);
             let selected: Vec<BoxInvoker> = if forks <= 0 || forks as usize >= invokers.len() {
-                invokers.clone()
+                invokers.to_vec()
             } else {
                 let mut selected: Vec<BoxInvoker> = Vec::with_capacity(forks as usize);
                 // Bounded: select avoids already-chosen providers, so this converges;

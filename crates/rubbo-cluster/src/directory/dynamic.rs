@@ -149,9 +149,9 @@ impl Directory for DynamicDirectory {
         &self.consumer
     }
 
-    fn list(&self, invocation: &Invocation) -> Vec<BoxInvoker> {
+    fn list(&self, invocation: &Invocation) -> Arc<Vec<BoxInvoker>> {
         let snapshot = self.snapshot.load();
-        self.chain.route(&snapshot, &self.consumer, invocation)
+        self.chain.route_list(&snapshot, &self.consumer, invocation)
     }
 
     fn all_invokers(&self) -> Arc<Vec<BoxInvoker>> {

@@ -31,8 +31,9 @@ pub trait Directory: Send + Sync + fmt::Debug + 'static {
     fn url(&self) -> &Url;
 
     /// The available providers for `invocation`, after routing. Cheap: reads a
-    /// snapshot, takes no lock held across calls.
-    fn list(&self, invocation: &Invocation) -> Vec<BoxInvoker>;
+    /// snapshot, takes no lock held across calls; when no router filters anything the
+    /// snapshot itself is returned.
+    fn list(&self, invocation: &Invocation) -> Arc<Vec<BoxInvoker>>;
 
     /// Every provider, routed or not, available or not.
     fn all_invokers(&self) -> Arc<Vec<BoxInvoker>>;
@@ -99,9 +100,9 @@ impl Directory for StaticDirectory {
         &self.consumer
     }
 
-    fn list(&self, invocation: &Invocation) -> Vec<BoxInvoker> {
+    fn list(&self, invocation: &Invocation) -> Arc<Vec<BoxInvoker>> {
         let snapshot = self.invokers.load();
-        self.chain.route(&snapshot, &self.consumer, invocation)
+        self.chain.route_list(&snapshot, &self.consumer, invocation)
     }
 
     fn all_invokers(&self) -> Arc<Vec<BoxInvoker>> {

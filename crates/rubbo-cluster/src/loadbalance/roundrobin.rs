@@ -22,9 +22,49 @@ struct WeightedRoundRobin {
     last_update_ms: u64,
 }
 
+/// The state of one `serviceKey.method`: the entries of the last list, aligned with
+/// it (fast path), and the entries of providers not in that list (kept until stale).
 #[derive(Debug, Default)]
 struct MethodState {
-    entries: PtrMap<WeightedRoundRobin>,
+    ptr: usize,
+    keys: Vec<usize>,
+    slots: Vec<WeightedRoundRobin>,
+    others: PtrMap<WeightedRoundRobin>,
+}
+
+impl MethodState {
+    fn align(&mut self, invokers: &[BoxInvoker], weights: &[i32], now_ms: u64) {
+        let ptr = invokers.as_ptr() as usize;
+        if self.ptr == ptr
+            && self.keys.len() == invokers.len()
+            && self
+                .keys
+                .iter()
+                .zip(invokers)
+                .all(|(k, i)| *k == invoker_key(i))
+        {
+            return;
+        }
+        for (k, slot) in self.keys.drain(..).zip(self.slots.drain(..)) {
+            self.others.insert(k, slot);
+        }
+        self.ptr = ptr;
+        for (i, inv) in invokers.iter().enumerate() {
+            let k = invoker_key(inv);
+            let slot = self.others.remove(&k).unwrap_or(WeightedRoundRobin {
+                weight: weights[i],
+                current: 0,
+                last_update_ms: now_ms,
+            });
+            self.keys.push(k);
+            self.slots.push(slot);
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.slots.len() + self.others.len()
+    }
 }
 
 /// Smooth weighted round robin: each pick adds each provider's weight to its current
@@ -74,18 +114,11 @@ impl RoundRobinLoadBalance {
             .weights(invokers, inv.method(), now_millis(), &mut weights);
         let state = self.state(inv);
         let mut state = state.lock();
+        state.align(invokers, &weights, now_ms);
         let mut total: i64 = 0;
         let mut best: Option<(usize, i64)> = None;
-        for (i, invoker) in invokers.iter().enumerate() {
+        for (i, e) in state.slots.iter_mut().enumerate() {
             let weight = weights[i];
-            let e = state
-                .entries
-                .entry(invoker_key(invoker))
-                .or_insert(WeightedRoundRobin {
-                    weight,
-                    current: 0,
-                    last_update_ms: now_ms,
-                });
             if e.weight != weight {
                 e.weight = weight;
                 e.current = 0;
@@ -97,21 +130,19 @@ impl RoundRobinLoadBalance {
             }
             total += i64::from(weight);
         }
-        if invokers.len() != state.entries.len() {
+        if !state.others.is_empty() {
             state
-                .entries
+                .others
                 .retain(|_, e| now_ms.saturating_sub(e.last_update_ms) <= RECYCLE_PERIOD_MS);
         }
         let (i, _) = best?;
-        if let Some(e) = state.entries.get_mut(&invoker_key(&invokers[i])) {
-            e.current -= total;
-        }
+        state.slots[i].current -= total;
         Some(invokers[i].clone())
     }
 
     #[cfg(test)]
     fn entry_count(&self, inv: &Invocation) -> usize {
-        self.state(inv).lock().entries.len()
+        self.state(inv).lock().len()
     }
 }
 

@@ -2,6 +2,10 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use arc_swap::ArcSwapOption;
 use parking_lot::RwLock;
 use rubbo_common::keys::{TIMESTAMP_KEY, WARMUP_KEY, WEIGHT_KEY};
 use rubbo_common::{BoxInvoker, Url};
@@ -101,6 +105,16 @@ struct Entry {
 #[derive(Default)]
 pub(crate) struct WeightCache {
     map: RwLock<PtrMap<Entry>>,
+    /// The last recurring list, aligned with it: the fast path for a directory
+    /// snapshot passed unfiltered.
+    list: ArcSwapOption<ListEntry>,
+    last_miss: AtomicUsize,
+}
+
+struct ListEntry {
+    ptr: usize,
+    keys: Vec<usize>,
+    entries: Vec<Entry>,
 }
 
 impl std::fmt::Debug for WeightCache {
@@ -127,6 +141,44 @@ impl WeightCache {
         out: &mut Vec<i32>,
     ) {
         out.clear();
+        let ptr = invokers.as_ptr() as usize;
+        if let Some(list) = self.list.load().as_deref() {
+            if list.ptr == ptr && list.keys.len() == invokers.len() {
+                let hit = invokers.iter().enumerate().all(|(i, inv)| {
+                    let e = &list.entries[i];
+                    if list.keys[i] != invoker_key(inv) || !e.url.shares_params_with(inv.url()) {
+                        return false;
+                    }
+                    out.push(match &e.info {
+                        Some(info) => info.weight_at(now_ms),
+                        None => WeightInfo::of(inv.url(), method).weight_at(now_ms),
+                    });
+                    true
+                });
+                if hit {
+                    return;
+                }
+                out.clear();
+            }
+        }
+        if self.last_miss.swap(ptr, Ordering::Relaxed) == ptr {
+            // The same list again: remember it aligned.
+            let entries = invokers
+                .iter()
+                .map(|inv| {
+                    let url = inv.url();
+                    Entry {
+                        url: url.clone(),
+                        info: (!has_method_weights(url)).then(|| WeightInfo::of(url, "")),
+                    }
+                })
+                .collect();
+            self.list.store(Some(Arc::new(ListEntry {
+                ptr,
+                keys: invokers.iter().map(invoker_key).collect(),
+                entries,
+            })));
+        }
         let mut missing = false;
         {
             let map = self.map.read();

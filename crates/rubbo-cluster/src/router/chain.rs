@@ -1,14 +1,15 @@
 //! The router chain.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use rubbo_common::{BoxInvoker, Invocation, Url};
 
 use super::condition::RuleScope;
 use super::{
-    Candidates, ConditionRule, ConditionRuleRouter, MockRouter, Router, TagRouter, TagRule,
+    Candidates, ConditionRule, ConditionRuleRouter, MockRouter, RouteMeta, Router, TagRouter,
+    TagRule,
 };
 use crate::ClusterError;
 
@@ -25,6 +26,7 @@ use crate::ClusterError;
 /// ```
 pub struct RouterChain {
     routers: ArcSwap<Vec<Arc<dyn Router>>>,
+    meta: ArcSwapOption<MetaCache>,
     tag: Arc<TagRouter>,
     service: Arc<ConditionRuleRouter>,
     app: Arc<ConditionRuleRouter>,
@@ -64,6 +66,7 @@ impl RouterChain {
         ];
         RouterChain {
             routers: ArcSwap::from_pointee(routers),
+            meta: ArcSwapOption::empty(),
             tag,
             service,
             app,
@@ -137,6 +140,46 @@ impl RouterChain {
         }
     }
 
+    fn meta_for(&self, list: &Arc<Vec<BoxInvoker>>) -> Arc<RouteMeta> {
+        if let Some(cache) = self.meta.load().as_ref() {
+            // The weak handle keeps the allocation, so an equal pointer is this list.
+            if std::ptr::eq(cache.list.as_ptr(), Arc::as_ptr(list)) {
+                return cache.meta.clone();
+            }
+        }
+        let meta = Arc::new(RouteMeta::of(list));
+        self.meta.store(Some(Arc::new(MetaCache {
+            list: Arc::downgrade(list),
+            meta: meta.clone(),
+        })));
+        meta
+    }
+
+    /// Routes a directory snapshot for one call, skipping unavailable invokers. When
+    /// nothing is filtered out, the snapshot itself is returned (no copy).
+    pub fn route_list(
+        &self,
+        list: &Arc<Vec<BoxInvoker>>,
+        consumer: &Url,
+        invocation: &Invocation,
+    ) -> Arc<Vec<BoxInvoker>> {
+        let meta = self.meta_for(list);
+        let routers = self.routers.load();
+        let mut c = Candidates::with_meta(list, &meta);
+        c.retain(|i| i.is_available());
+        for r in routers.iter() {
+            if c.is_empty() {
+                break;
+            }
+            c = r.route(c, consumer, invocation);
+        }
+        if c.is_full() {
+            list.clone()
+        } else {
+            Arc::new(c.to_vec())
+        }
+    }
+
     /// Routes `invokers` for one call, skipping unavailable ones.
     pub fn route(
         &self,
@@ -155,4 +198,9 @@ impl RouterChain {
         }
         c.to_vec()
     }
+}
+
+struct MetaCache {
+    list: Weak<Vec<BoxInvoker>>,
+    meta: Arc<RouteMeta>,
 }

@@ -26,10 +26,15 @@ impl Router for MockRouter {
     }
 
     fn route<'a>(&self, mut c: Candidates<'a>, _: &Url, inv: &Invocation) -> Candidates<'a> {
-        match inv.attachment_str(NEED_MOCK_ATTACHMENT) {
-            None => c.retain(|p| !is_mock(p.url())),
-            Some(v) if v.eq_ignore_ascii_case("true") => c.retain(|p| is_mock(p.url())),
-            Some(_) => {}
+        let want_mock = match inv.attachment_str(NEED_MOCK_ATTACHMENT) {
+            None => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(_) => return c,
+        };
+        match c.meta() {
+            Some(meta) if !meta.any_mock && !want_mock => {}
+            Some(meta) => c.retain_indexed(|i, _| meta.mock[i] == want_mock),
+            None => c.retain(|p| is_mock(p.url()) == want_mock),
         }
         c
     }

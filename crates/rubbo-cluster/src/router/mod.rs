@@ -22,6 +22,7 @@ pub use condition::{Condition, ConditionRule, ConditionRuleRouter, RuleScope};
 pub(crate) use matching::java_string;
 pub use matching::{is_match_glob_pattern, match_ip_expression};
 pub use mock::{MockRouter, NEED_MOCK_ATTACHMENT};
+
 pub use tag::{TagRouter, TagRule};
 
 /// The providers still in the running during routing: a view of the directory's list
@@ -30,7 +31,9 @@ pub use tag::{TagRouter, TagRule};
 #[derive(Clone)]
 pub struct Candidates<'a> {
     all: &'a [BoxInvoker],
-    idx: Vec<u32>,
+    /// `None`: every invoker of `all`.
+    idx: Option<Vec<u32>>,
+    meta: Option<&'a RouteMeta>,
 }
 
 impl fmt::Debug for Candidates<'_> {
@@ -46,30 +49,72 @@ impl<'a> Candidates<'a> {
     pub fn new(all: &'a [BoxInvoker]) -> Self {
         Candidates {
             all,
-            idx: (0..all.len() as u32).collect(),
+            idx: None,
+            meta: None,
         }
+    }
+
+    pub(crate) fn with_meta(all: &'a [BoxInvoker], meta: &'a RouteMeta) -> Self {
+        Candidates {
+            all,
+            idx: None,
+            meta: Some(meta),
+        }
+    }
+
+    pub(crate) fn meta(&self) -> Option<&'a RouteMeta> {
+        self.meta
     }
 
     /// How many remain.
     pub fn len(&self) -> usize {
-        self.idx.len()
+        self.idx.as_ref().map_or(self.all.len(), Vec::len)
     }
 
     /// Whether none remain.
     pub fn is_empty(&self) -> bool {
-        self.idx.is_empty()
+        self.len() == 0
+    }
+
+    /// Whether every invoker of the original list remains.
+    pub fn is_full(&self) -> bool {
+        self.len() == self.all.len()
     }
 
     /// The remaining invokers, in directory order.
     pub fn iter(&self) -> impl Iterator<Item = &'a BoxInvoker> + '_ {
         let all = self.all;
-        self.idx.iter().map(move |&i| &all[i as usize])
+        let (full, some) = match &self.idx {
+            None => (Some(all.iter()), None),
+            Some(idx) => (None, Some(idx.iter().map(move |&i| &all[i as usize]))),
+        };
+        full.into_iter().flatten().chain(some.into_iter().flatten())
     }
 
     /// Keeps the invokers for which `keep` says true.
     pub fn retain(&mut self, mut keep: impl FnMut(&BoxInvoker) -> bool) {
+        self.retain_indexed(|_, inv| keep(inv));
+    }
+
+    /// Keeps the invokers for which `keep(index in the original list, invoker)` says true.
+    pub(crate) fn retain_indexed(&mut self, mut keep: impl FnMut(usize, &BoxInvoker) -> bool) {
         let all = self.all;
-        self.idx.retain(|&i| keep(&all[i as usize]));
+        match &mut self.idx {
+            Some(idx) => idx.retain(|&i| keep(i as usize, &all[i as usize])),
+            None => {
+                let Some(first_out) = all.iter().enumerate().position(|(i, inv)| !keep(i, inv))
+                else {
+                    return;
+                };
+                let mut idx: Vec<u32> = (0..first_out as u32).collect();
+                idx.extend(
+                    (first_out + 1..all.len())
+                        .filter(|&i| keep(i, &all[i]))
+                        .map(|i| i as u32),
+                );
+                self.idx = Some(idx);
+            }
+        }
     }
 
     /// A copy holding only the invokers for which `keep` says true.
@@ -79,14 +124,54 @@ impl<'a> Candidates<'a> {
         out
     }
 
+    pub(crate) fn filtered_indexed(&self, keep: impl FnMut(usize, &BoxInvoker) -> bool) -> Self {
+        let mut out = self.clone();
+        out.retain_indexed(keep);
+        out
+    }
+
     /// Removes every invoker.
     pub fn clear(&mut self) {
-        self.idx.clear();
+        self.idx = Some(Vec::new());
     }
 
     /// The remaining invokers as handles.
     pub fn to_vec(&self) -> Vec<BoxInvoker> {
         self.iter().cloned().collect()
+    }
+}
+
+/// What the built-in routers read from every provider URL, computed once per
+/// directory snapshot.
+#[derive(Debug, Default)]
+pub(crate) struct RouteMeta {
+    pub(crate) tags: Vec<Option<std::sync::Arc<str>>>,
+    pub(crate) mock: Vec<bool>,
+    pub(crate) any_tag: bool,
+    pub(crate) any_mock: bool,
+}
+
+impl RouteMeta {
+    pub(crate) fn of(list: &[BoxInvoker]) -> Self {
+        let tags: Vec<Option<std::sync::Arc<str>>> = list
+            .iter()
+            .map(|i| {
+                i.url()
+                    .get_param(rubbo_common::keys::TAG_KEY)
+                    .filter(|t| !t.is_empty())
+                    .map(std::sync::Arc::from)
+            })
+            .collect();
+        let mock: Vec<bool> = list
+            .iter()
+            .map(|i| i.url().protocol() == Some("mock"))
+            .collect();
+        RouteMeta {
+            any_tag: tags.iter().any(Option::is_some),
+            any_mock: mock.iter().any(|m| *m),
+            tags,
+            mock,
+        }
     }
 }
 

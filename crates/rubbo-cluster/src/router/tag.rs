@@ -265,7 +265,33 @@ impl Router for TagRouter {
         let guard = self.rule.load();
         let rule = guard.as_deref().filter(|r| r.enabled && r.is_valid());
         let Some(rule) = rule else {
-            // Static tags only.
+            // Static tags only; with the snapshot's precomputed tags when available.
+            if let Some(meta) = candidates.meta() {
+                if !meta.any_tag {
+                    // No provider is tagged: a tag request falls back to all (unless
+                    // forced), an untagged request keeps all.
+                    return match tag {
+                        Some(_) if force_tag(consumer, invocation) => {
+                            let mut empty = candidates;
+                            empty.clear();
+                            empty
+                        }
+                        _ => candidates,
+                    };
+                }
+                let tag_of = |i: usize| meta.tags[i].as_deref();
+                return match tag {
+                    Some(tag) => {
+                        let tagged = candidates.filtered_indexed(|i, _| tag_of(i) == Some(tag));
+                        if tagged.is_empty() && !force_tag(consumer, invocation) {
+                            candidates.filtered_indexed(|i, _| tag_of(i).is_none())
+                        } else {
+                            tagged
+                        }
+                    }
+                    None => candidates.filtered_indexed(|i, _| tag_of(i).is_none()),
+                };
+            }
             return match tag {
                 Some(tag) => {
                     let tagged = candidates.filtered(|p| provider_tag(p.url()) == Some(tag));
