@@ -238,14 +238,19 @@ impl Inner {
         }
         let path = paths::url_path(&self.root, &url);
         let ephemeral = url.get_bool("dynamic", true);
-        create_node(&client, &path, ephemeral, &self.modes)
-            .await
-            .map_err(|e| self.zk_error(format!("create {path}"), e))?;
-        debug!(path, ephemeral, "registered");
-        let mut reg = self.registered.lock();
-        if !reg.contains(&url) {
-            reg.push(url);
+        // Recorded first, so that a session that ends while the node is being created
+        // recovers it too.
+        {
+            let mut reg = self.registered.lock();
+            if !reg.contains(&url) {
+                reg.push(url.clone());
+            }
         }
+        if let Err(e) = create_node(&client, &path, ephemeral, &self.modes).await {
+            self.registered.lock().retain(|u| *u != url);
+            return Err(self.zk_error(format!("create {path}"), e));
+        }
+        debug!(path, ephemeral, "registered");
         Ok(())
     }
 
@@ -350,11 +355,18 @@ impl Inner {
             info!(zookeeper = %self.address, urls = urls.len(), generation, "new zookeeper session: registering again");
             let mut failed = 0;
             for url in &urls {
+                let still = || self.registered.lock().contains(url);
+                if !still() {
+                    continue;
+                }
                 let path = paths::url_path(&self.root, url);
                 let ephemeral = url.get_bool("dynamic", true);
                 if let Err(e) = create_node(client, &path, ephemeral, &self.modes).await {
                     failed += 1;
                     warn!(path, error = %e, "re-registration failed");
+                } else if !still() {
+                    // Unregistered meanwhile: do not leave it behind.
+                    let _ = client.delete(&path, None).await;
                 }
             }
             if failed == 0 {

@@ -140,7 +140,7 @@ async fn rust_reads_the_node_a_java_provider_writes() {
     .await
     .unwrap();
 
-    let registry = ZookeeperRegistry::connect(server.registry_url(""))
+    let registry = ZookeeperRegistry::connect(server.registry_url("timeout=20000"))
         .await
         .unwrap();
     let (rec, l) = Recorder::new();
@@ -199,7 +199,7 @@ async fn java_consumer_calls_a_provider_through_the_node_rust_wrote() {
         .unwrap();
 
     // Rust registers it, as a Rust provider would register itself.
-    let registry = ZookeeperRegistry::connect(server.registry_url(""))
+    let registry = ZookeeperRegistry::connect(server.registry_url("timeout=20000"))
         .await
         .unwrap();
     let provider = Url::parse(&format!(

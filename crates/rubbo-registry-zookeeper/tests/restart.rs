@@ -42,7 +42,7 @@ async fn node_owner(server: &ZkServer, url: &Url) -> Option<i64> {
 async fn zookeeper_restart_loses_no_registration_or_subscription() {
     init_tracing();
     let mut server = ZkServer::start();
-    let url = server.registry_url("session=10000");
+    let url = server.registry_url("session=10000&timeout=20000");
     let p = ZookeeperRegistry::connect(url.clone()).await.unwrap();
     let c = ZookeeperRegistry::connect(url).await.unwrap();
     p.register(provider(20880)).await.unwrap();
@@ -72,7 +72,7 @@ async fn zookeeper_restart_loses_no_registration_or_subscription() {
 async fn outage_longer_than_the_session_recreates_nodes_and_watches() {
     init_tracing();
     let mut server = ZkServer::start();
-    let url = server.registry_url("session=2000");
+    let url = server.registry_url("session=2000&timeout=20000");
     let p = ZookeeperRegistry::connect(url.clone()).await.unwrap();
     let c = ZookeeperRegistry::connect(url).await.unwrap();
     p.register(provider(20880)).await.unwrap();

@@ -45,9 +45,11 @@ fn consumer() -> Url {
 
 async fn registry(group: &str) -> ZookeeperRegistry {
     init_tracing();
-    ZookeeperRegistry::connect(server().registry_url(&format!("group={group}&session=4000")))
-        .await
-        .unwrap()
+    ZookeeperRegistry::connect(
+        server().registry_url(&format!("group={group}&session=4000&timeout=20000")),
+    )
+    .await
+    .unwrap()
 }
 
 async fn raw() -> Client {
@@ -338,9 +340,11 @@ async fn unsubscribe_and_panicking_listener() {
 #[tokio::test]
 async fn a_burst_of_changes_is_one_notification() {
     init_tracing();
-    let c = ZookeeperRegistry::connect(server().registry_url("group=t_burst&notify.delay=300"))
-        .await
-        .unwrap();
+    let c = ZookeeperRegistry::connect(
+        server().registry_url("group=t_burst&notify.delay=300&timeout=20000"),
+    )
+    .await
+    .unwrap();
     let (rec, l) = Recorder::new();
     c.subscribe(consumer().with_param("category", "providers"), l)
         .await
@@ -369,7 +373,10 @@ async fn cache_file_serves_a_consumer_started_while_zookeeper_is_down() {
     let p = registry("t_cache").await;
     p.register(provider(20880)).await.unwrap();
     {
-        let url = server().registry_url(&format!("group=t_cache&file={}", file.display()));
+        let url = server().registry_url(&format!(
+            "group=t_cache&timeout=20000&file={}",
+            file.display()
+        ));
         let c = rubbo_registry::get_registry(&factories, &url)
             .await
             .unwrap();
@@ -418,7 +425,7 @@ async fn cache_file_serves_a_consumer_started_while_zookeeper_is_down() {
 async fn digest_credentials_protect_the_nodes() {
     init_tracing();
     let url = Url::parse(&format!(
-        "zookeeper://rubbo:secret@{}?group=t_auth",
+        "zookeeper://rubbo:secret@{}?group=t_auth&timeout=20000",
         server().address()
     ))
     .unwrap();

@@ -92,7 +92,13 @@ impl ZkServer {
     fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
-            if self.four_letter("ruok").as_deref() == Some("imok") {
+            // `ruok` answers as soon as the port is open; `srvr` shows a mode only once
+            // the server accepts sessions.
+            if self.four_letter("ruok").as_deref() == Some("imok")
+                && self
+                    .four_letter("srvr")
+                    .is_some_and(|s| s.contains("Mode:"))
+            {
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));
