@@ -1,14 +1,13 @@
 //! serde `Deserializer` over a [`Decoder`]: typed decoding of Hessian values.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use serde::de::{
     self, DeserializeSeed, EnumAccess, IntoDeserializer, MapAccess, SeqAccess, VariantAccess,
     Visitor,
 };
 
-use crate::decoder::{ClassDef, Decoder};
+use crate::decoder::Decoder;
 use crate::error::{Error, Result};
 use crate::markers;
 use crate::tags::{self, Kind};
@@ -55,6 +54,7 @@ impl<'de> Decoder<'de> {
 
     /// Reads the value head for typed decoding: returns the tag (consumed) and
     /// its offset; back-references are returned as `Kind::Ref` with the tag unconsumed.
+    #[inline]
     fn head(&mut self) -> Result<(u8, usize)> {
         let tag = self.prelude("value")?;
         let at = self.position();
@@ -76,8 +76,8 @@ impl<'de> Decoder<'de> {
 
     #[inline(never)]
     fn object_any<V: Visitor<'de>>(&mut self, tag: u8, at: usize, visitor: V) -> Result<V::Value> {
-        let def = self.object_head(tag, at)?;
-        self.object(def, at, visitor)
+        let idx = self.object_head(tag, at)?;
+        self.object(idx, at, visitor)
     }
 
     #[inline(never)]
@@ -151,16 +151,13 @@ impl<'de> Decoder<'de> {
         r
     }
 
-    fn object<V: Visitor<'de>>(
-        &mut self,
-        def: ClassDef,
-        at: usize,
-        visitor: V,
-    ) -> Result<V::Value> {
+    fn object<V: Visitor<'de>>(&mut self, class: usize, at: usize, visitor: V) -> Result<V::Value> {
         self.open(at)?;
+        let len = self.classes[class].fields.len();
         let mut access = ObjectAccess {
             de: self,
-            fields: def.fields,
+            class,
+            len,
             next: 0,
             value_pending: false,
         };
@@ -175,12 +172,12 @@ impl<'de> Decoder<'de> {
 
     /// Reads the constant name of an enum written as an object with a `name`
     /// field (hessian-lite's enum form); the instance tag was consumed.
-    fn enum_object_name(&mut self, def: &ClassDef, at: usize) -> Result<Cow<'de, str>> {
+    fn enum_object_name(&mut self, class: usize, at: usize) -> Result<Cow<'de, str>> {
         self.register(at);
         self.enter()?;
         let mut name = None;
-        for f in def.fields.iter() {
-            if f.as_ref() == "name" && name.is_none() {
+        for i in 0..self.classes[class].fields.len() {
+            if self.classes[class].fields[i] == "name" && name.is_none() {
                 name = Some(self.read_str()?);
             } else {
                 self.skip_value()?;
@@ -188,7 +185,10 @@ impl<'de> Decoder<'de> {
         }
         self.leave();
         name.ok_or_else(|| Error::Message {
-            msg: format!("enum object of class {} has no `name` field", def.name),
+            msg: format!(
+                "enum object of class {} has no `name` field",
+                self.classes[class].name
+            ),
             offset: Some(at),
         })
     }
@@ -196,18 +196,22 @@ impl<'de> Decoder<'de> {
     fn enum_<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
         let (tag, at) = self.head()?;
         match tags::kind(tag) {
-            Kind::String => {
-                let s = self.string_body(tag)?;
-                visitor.visit_enum(s.into_owned().into_deserializer())
-            }
+            Kind::String => match self.string_body(tag)? {
+                Cow::Borrowed(s) => visitor.visit_enum(de::value::BorrowedStrDeserializer::new(s)),
+                Cow::Owned(s) => visitor.visit_enum(s.into_deserializer()),
+            },
             Kind::Int => {
                 let v = self.int_body(tag)?;
                 visitor.visit_enum(UnitIndex(v))
             }
             Kind::Object => {
-                let def = self.object_head(tag, at)?;
-                let name = self.enum_object_name(&def, at)?;
-                visitor.visit_enum(name.into_owned().into_deserializer())
+                let class = self.object_head(tag, at)?;
+                match self.enum_object_name(class, at)? {
+                    Cow::Borrowed(s) => {
+                        visitor.visit_enum(de::value::BorrowedStrDeserializer::new(s))
+                    }
+                    Cow::Owned(s) => visitor.visit_enum(s.into_deserializer()),
+                }
             }
             Kind::Map => {
                 self.open(at)?;
@@ -383,7 +387,8 @@ impl<'de> MapAccess<'de> for HMapAccess<'_, 'de> {
 
 struct ObjectAccess<'a, 'de> {
     de: &'a mut Decoder<'de>,
-    fields: Arc<[Arc<str>]>,
+    class: usize,
+    len: usize,
     next: usize,
     value_pending: bool,
 }
@@ -394,7 +399,7 @@ impl ObjectAccess<'_, '_> {
             self.de.skip_value()?;
             self.value_pending = false;
         }
-        while self.next < self.fields.len() {
+        while self.next < self.len {
             self.de.skip_value()?;
             self.next += 1;
         }
@@ -409,12 +414,13 @@ impl<'de> MapAccess<'de> for ObjectAccess<'_, 'de> {
             self.de.skip_value()?;
             self.value_pending = false;
         }
-        let Some(name) = self.fields.get(self.next) else {
+        if self.next >= self.len {
             return Ok(None);
-        };
+        }
+        let name: &str = &self.de.classes[self.class].fields[self.next];
         self.next += 1;
         self.value_pending = true;
-        let d: de::value::StrDeserializer<'_, Error> = name.as_ref().into_deserializer();
+        let d: de::value::StrDeserializer<'_, Error> = name.into_deserializer();
         seed.deserialize(d).map(Some)
     }
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
@@ -422,7 +428,7 @@ impl<'de> MapAccess<'de> for ObjectAccess<'_, 'de> {
         seed.deserialize(&mut *self.de)
     }
     fn size_hint(&self) -> Option<usize> {
-        Some(self.fields.len() - self.next)
+        Some(self.len - self.next)
     }
 }
 

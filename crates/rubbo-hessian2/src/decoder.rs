@@ -12,11 +12,17 @@ use crate::value::{List, Map, Object, Value};
 /// The default bound on nesting depth (lists, maps, objects, references).
 pub const DEFAULT_MAX_DEPTH: usize = 512;
 
-/// A class definition read from the stream.
-#[derive(Debug, Clone)]
-pub(crate) struct ClassDef {
-    pub(crate) name: Arc<str>,
-    pub(crate) fields: Arc<[Arc<str>]>,
+/// A class name and its field names, shared (for building `Value`s).
+type SharedClass = (Arc<str>, Arc<[Arc<str>]>);
+
+/// A class definition read from the stream (names borrowed from the input
+/// when they are plain UTF-8, as they nearly always are).
+#[derive(Debug)]
+pub(crate) struct ClassDef<'de> {
+    pub(crate) name: Cow<'de, str>,
+    pub(crate) fields: Vec<Cow<'de, str>>,
+    /// Shared forms for building `Value`s, made on first use.
+    shared: Option<SharedClass>,
 }
 
 /// How a list starts: its type and its length (`None` = ends with `Z`).
@@ -59,7 +65,7 @@ pub(crate) struct ListHead {
 pub struct Decoder<'de> {
     input: &'de [u8],
     pos: usize,
-    pub(crate) classes: Vec<ClassDef>,
+    pub(crate) classes: Vec<ClassDef<'de>>,
     types: Vec<Arc<str>>,
     /// Start offset of every container (list, map, object), in stream order.
     pub(crate) refs: Vec<usize>,
@@ -234,7 +240,19 @@ impl<'de> Decoder<'de> {
 
     /// Reads class definitions (`C`) until something else starts; returns the
     /// tag of that value without consuming it.
+    #[inline]
     pub(crate) fn prelude(&mut self, expected: &'static str) -> Result<u8> {
+        if self.replay == 0
+            && let Some(&tag) = self.input.get(self.pos)
+            && tag != tags::CLASS_DEF
+        {
+            return Ok(tag);
+        }
+        self.prelude_slow(expected)
+    }
+
+    #[inline(never)]
+    fn prelude_slow(&mut self, expected: &'static str) -> Result<u8> {
         if self.replay > 0 {
             self.replay_work += 1;
             if self.replay_work > self.input.len().saturating_mul(16).saturating_add(1 << 16) {
@@ -255,18 +273,19 @@ impl<'de> Decoder<'de> {
     }
 
     fn read_class_def(&mut self) -> Result<()> {
-        let name: Arc<str> = Arc::from(self.read_str()?.as_ref());
+        let name = self.read_str()?;
         let at = self.pos;
         let n = self.read_int()?;
         let n = self.check_len(i64::from(n), at, 1)?;
         let mut fields = Vec::with_capacity(n);
         for _ in 0..n {
-            fields.push(Arc::from(self.read_str()?.as_ref()));
+            fields.push(self.read_str()?);
         }
         if self.replay == 0 {
             self.classes.push(ClassDef {
                 name,
-                fields: fields.into(),
+                fields,
+                shared: None,
             });
         }
         Ok(())
@@ -641,8 +660,9 @@ impl<'de> Decoder<'de> {
         }
     }
 
-    /// Reads the class reference of an object whose tag was consumed.
-    pub(crate) fn object_head(&mut self, tag: u8, at: usize) -> Result<ClassDef> {
+    /// Reads the class reference of an object whose tag was consumed and
+    /// returns the (checked) index of its class definition.
+    pub(crate) fn object_head(&mut self, tag: u8, at: usize) -> Result<usize> {
         let idx = if tag == tags::OBJECT {
             i64::from(self.read_int()?)
         } else {
@@ -650,13 +670,25 @@ impl<'de> Decoder<'de> {
         };
         usize::try_from(idx)
             .ok()
-            .and_then(|i| self.classes.get(i))
-            .cloned()
+            .filter(|&i| i < self.classes.len())
             .ok_or(Error::InvalidRef {
                 offset: at,
                 kind: "class",
                 index: idx,
             })
+    }
+
+    /// The class name and field names of class definition `idx` as shared strings.
+    fn class_shared(&mut self, idx: usize) -> SharedClass {
+        let def = &mut self.classes[idx];
+        def.shared
+            .get_or_insert_with(|| {
+                (
+                    Arc::from(def.name.as_ref()),
+                    def.fields.iter().map(|f| Arc::from(f.as_ref())).collect(),
+                )
+            })
+            .clone()
     }
 
     /// Consumes `Z` if it comes next.
@@ -771,18 +803,16 @@ impl<'de> Decoder<'de> {
 
     #[inline(never)]
     fn read_object_value(&mut self, tag: u8, at: usize) -> Result<Value> {
-        let def = self.object_head(tag, at)?;
+        let idx = self.object_head(tag, at)?;
+        let (class, names) = self.class_shared(idx);
         self.register(at);
         self.enter()?;
-        let mut fields = Vec::with_capacity(def.fields.len());
-        for f in def.fields.iter() {
+        let mut fields = Vec::with_capacity(names.len());
+        for f in names.iter() {
             fields.push((f.clone(), self.read_value()?));
         }
         self.leave();
-        Ok(Value::Object(Object {
-            class: def.name,
-            fields,
-        }))
+        Ok(Value::Object(Object { class, fields }))
     }
 
     pub(crate) fn ref_valid(&self, i: u32) -> bool {
@@ -847,7 +877,8 @@ impl<'de> Decoder<'de> {
                 None
             }
             _ => {
-                let n = self.object_head(tag, at)?.fields.len();
+                let idx = self.object_head(tag, at)?;
+                let n = self.classes[idx].fields.len();
                 self.register(at);
                 Some(n)
             }

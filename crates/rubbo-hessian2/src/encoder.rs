@@ -114,6 +114,10 @@ pub struct Encoder<B> {
     /// Enum constants already written (Java enums are singletons, so a second
     /// occurrence is a back-reference): class, constant, reference index.
     pub(crate) enum_refs: Vec<(&'static str, &'static str, u32)>,
+    /// Field names of serde structs seen before, kept across `reset()` so a
+    /// reused encoder needs no dry run: (struct name, start, len) into `known_fields`.
+    pub(crate) known_structs: Vec<(&'static str, usize, usize)>,
+    pub(crate) known_fields: Vec<&'static str>,
 }
 
 impl<B: Output> Encoder<B> {
@@ -126,6 +130,8 @@ impl<B: Output> Encoder<B> {
             types: Vec::new(),
             next_ref: 0,
             enum_refs: Vec::new(),
+            known_structs: Vec::new(),
+            known_fields: Vec::new(),
         }
     }
 
@@ -159,6 +165,7 @@ impl<B: Output> Encoder<B> {
         self.next_ref
     }
 
+    #[inline]
     pub(crate) fn bump_ref(&mut self) -> u32 {
         let i = self.next_ref;
         self.next_ref = self.next_ref.saturating_add(1);
@@ -168,18 +175,21 @@ impl<B: Output> Encoder<B> {
     // ---- scalars ------------------------------------------------------------
 
     /// Writes `null`.
+    #[inline]
     pub fn write_null(&mut self) -> Result<()> {
         self.out.put_u8(tags::NULL);
         Ok(())
     }
 
     /// Writes a boolean.
+    #[inline]
     pub fn write_bool(&mut self, v: bool) -> Result<()> {
         self.out.put_u8(if v { tags::TRUE } else { tags::FALSE });
         Ok(())
     }
 
     /// Writes an int in its shortest form.
+    #[inline]
     pub fn write_int(&mut self, v: i32) -> Result<()> {
         self.put_int(v);
         Ok(())
@@ -201,6 +211,7 @@ impl<B: Output> Encoder<B> {
     }
 
     /// Writes a long in its shortest form.
+    #[inline]
     pub fn write_long(&mut self, v: i64) -> Result<()> {
         if (-8..=15).contains(&v) {
             self.out.put_u8((0xe0 + v) as u8);
@@ -256,6 +267,7 @@ impl<B: Output> Encoder<B> {
     }
 
     /// Writes a date (milliseconds since the epoch), in the minute form when exact.
+    #[inline]
     pub fn write_date(&mut self, millis: i64) -> Result<()> {
         if millis % 60_000 == 0
             && let Ok(m) = i32::try_from(millis / 60_000)
@@ -271,6 +283,7 @@ impl<B: Output> Encoder<B> {
 
     /// Writes a string (length in UTF-16 units, supplementary characters as
     /// two 3-byte surrogates, chunked above 32 KiB units), like Java.
+    #[inline]
     pub fn write_string(&mut self, s: &str) -> Result<()> {
         let bytes = s.as_bytes();
         let units = if s.is_ascii() {
@@ -290,6 +303,7 @@ impl<B: Output> Encoder<B> {
         Ok(())
     }
 
+    #[inline]
     fn string_header(&mut self, units: usize, last: bool) {
         if !last {
             self.out.put_u8(tags::STRING_CHUNK);
@@ -472,12 +486,44 @@ impl<B: Output> Encoder<B> {
         })
     }
 
+    /// Defines the class of serde struct `name` from the fields remembered
+    /// from an earlier stream, if any; returns its index.
+    pub(crate) fn define_known_struct(&mut self, name: &'static str) -> Option<usize> {
+        let &(_, start, len) = self
+            .known_structs
+            .iter()
+            .find(|(n, _, _)| std::ptr::eq(*n, name))
+            .or_else(|| self.known_structs.iter().find(|(n, _, _)| *n == name))?;
+        let first = self.class_fields.len();
+        for i in start..start + len {
+            self.class_fields.push(Name::Static(self.known_fields[i]));
+        }
+        Some(self.define_class(Name::Static(name), first))
+    }
+
+    /// Remembers the fields of serde struct `name` (pushed on `class_fields` from `start`).
+    pub(crate) fn remember_struct(&mut self, name: &'static str, start: usize) {
+        if self.known_structs.len() >= 256 {
+            return;
+        }
+        let first = self.known_fields.len();
+        for f in &self.class_fields[start..] {
+            if let Name::Static(s) = f {
+                self.known_fields.push(s);
+            }
+        }
+        self.known_structs
+            .push((name, first, self.known_fields.len() - first));
+    }
+
     /// Finds the latest class definition with this name (serde structs).
+    #[inline]
     pub(crate) fn find_class_by_name(&self, name: &'static str) -> Option<usize> {
-        self.classes.iter().rposition(|c| match &c.name {
-            Name::Static(s) => std::ptr::eq(*s, name) || *s == name,
-            Name::Shared(s) => s.as_ref() == name,
-        })
+        // the same `&'static str` nearly always: compare addresses before bytes
+        self.classes
+            .iter()
+            .rposition(|c| matches!(&c.name, Name::Static(s) if std::ptr::eq(*s, name)))
+            .or_else(|| self.classes.iter().rposition(|c| c.name.as_str() == name))
     }
 
     /// Writes a class definition whose field names were pushed onto
@@ -499,6 +545,7 @@ impl<B: Output> Encoder<B> {
     }
 
     /// Writes an object instance tag for class definition `idx`.
+    #[inline]
     pub(crate) fn object_tag(&mut self, idx: usize) {
         self.bump_ref();
         if idx <= 15 {

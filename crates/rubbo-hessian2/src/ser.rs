@@ -34,6 +34,7 @@ pub(crate) fn serialize_child<B: Output, T: Serialize + ?Sized>(
                     return Err(e);
                 }
             };
+            enc.remember_struct(name, start);
             enc.define_class(Name::Static(name), start);
             match v.serialize(&mut *enc) {
                 Err(Error::NeedClassDef) => Err(Error::Unsupported(
@@ -126,7 +127,12 @@ impl<'a, B: Output> Serializer for &'a mut Encoder<B> {
         if let Some(&(_, _, r)) = self
             .enum_refs
             .iter()
-            .find(|(c, v, _)| *c == name && *v == variant)
+            .find(|(c, v, _)| std::ptr::eq(*c, name) && std::ptr::eq(*v, variant))
+            .or_else(|| {
+                self.enum_refs
+                    .iter()
+                    .find(|(c, v, _)| *c == name && *v == variant)
+            })
         {
             return self.write_ref(r);
         }
@@ -153,6 +159,9 @@ impl<'a, B: Output> Serializer for &'a mut Encoder<B> {
         name: &'static str,
         v: &T,
     ) -> Result<()> {
+        if !name.starts_with('$') {
+            return serialize_child(self, v);
+        }
         match name {
             markers::DATE => {
                 let ms = v
@@ -204,6 +213,7 @@ impl<'a, B: Output> Serializer for &'a mut Encoder<B> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_struct(self, name: &'static str, len: usize) -> Result<MarkerSer<'a, B>> {
+        let name = if name.starts_with('$') { name } else { "" };
         let kind = match name {
             markers::TYPED_LIST => Marker::TypedList(len.saturating_sub(1)),
             markers::TYPED_MAP => Marker::TypedMap,
@@ -236,8 +246,9 @@ impl<'a, B: Output> Serializer for &'a mut Encoder<B> {
         Ok(MapSer { enc: self })
     }
     fn serialize_struct(self, name: &'static str, _: usize) -> Result<StructSer<'a, B>> {
-        let Some(idx) = self.find_class_by_name(name) else {
-            return Err(Error::NeedClassDef);
+        let idx = match self.find_class_by_name(name) {
+            Some(i) => i,
+            None => self.define_known_struct(name).ok_or(Error::NeedClassDef)?,
         };
         self.object_tag(idx);
         let c = &self.classes[idx];
@@ -364,9 +375,13 @@ pub struct StructSer<'a, B> {
 }
 
 impl<B: Output> StructSer<'_, B> {
+    #[inline]
     fn expect(&mut self, key: &'static str) -> Result<()> {
         let ok = self.cursor < self.len
-            && self.enc.class_fields[self.start + self.cursor].as_str() == key;
+            && match &self.enc.class_fields[self.start + self.cursor] {
+                Name::Static(s) => std::ptr::eq(*s, key) || *s == key,
+                Name::Shared(s) => s.as_ref() == key,
+            };
         if !ok {
             return Err(Error::Unsupported(
                 "struct fields differ from the class definition this stream already has for its name",
