@@ -1,0 +1,126 @@
+//! The closed-loop load generator shared by all three systems: `inflight` tasks, each
+//! calling `echo` back to back on one shared client (one connection), each recording
+//! its latencies into its own preallocated histogram (no allocation per request).
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use hdrhistogram::Histogram;
+use tokio::task::JoinSet;
+
+/// One echo call on a shared client; checks that the reply equals the request.
+pub(crate) trait EchoClient: Clone + Send + Sync + 'static {
+    fn echo(&self) -> impl Future<Output = anyhow::Result<()>> + Send;
+}
+
+/// How long and how much each cell runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// Unrecorded warm-up before the measured window.
+    pub(crate) warmup: Duration,
+    /// The measured window.
+    pub(crate) measure: Duration,
+    /// Hard cap on calls per cell (warm-up included), split evenly over the tasks.
+    pub(crate) max_requests: u64,
+}
+
+/// What one cell measured.
+#[derive(Debug)]
+pub(crate) struct Measured {
+    /// Calls started inside the measured window (and completed).
+    pub(crate) requests: u64,
+    /// From the start of the measured window to the last completion.
+    pub(crate) elapsed: Duration,
+    /// Per-call latency in nanoseconds.
+    pub(crate) latency: Histogram<u64>,
+    /// On-CPU time of the whole process (client and server) over the measured window.
+    pub(crate) cpu: Option<Duration>,
+}
+
+impl Measured {
+    pub(crate) fn throughput(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+
+    pub(crate) fn p50(&self) -> Duration {
+        Duration::from_nanos(self.latency.value_at_quantile(0.50))
+    }
+
+    /// Process CPU time per call, client and server together.
+    pub(crate) fn cpu_per_call(&self) -> Option<Duration> {
+        Some(self.cpu? / u32::try_from(self.requests).ok()?)
+    }
+
+    pub(crate) fn p99(&self) -> Duration {
+        Duration::from_nanos(self.latency.value_at_quantile(0.99))
+    }
+}
+
+/// Highest latency the histograms resolve (larger values saturate into the top bucket).
+const MAX_LATENCY_NS: u64 = 60_000_000_000;
+
+/// Runs one cell: `inflight` calls outstanding at all times until the window closes or
+/// the request cap is reached; the whole cell is bounded by a timeout.
+pub(crate) async fn run<C: EchoClient>(
+    client: &C,
+    inflight: usize,
+    limits: Limits,
+) -> anyhow::Result<Measured> {
+    let start = Instant::now();
+    let warm_end = start + limits.warmup;
+    let end = warm_end + limits.measure;
+    let cap = (limits.max_requests / inflight as u64).max(1);
+    let mut tasks = JoinSet::new();
+    for _ in 0..inflight {
+        let client = client.clone();
+        let mut latency = Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_NS, 3)?;
+        tasks.spawn(async move {
+            let mut calls = 0u64;
+            let mut recorded = 0u64;
+            loop {
+                let t0 = Instant::now();
+                if t0 >= end || calls >= cap {
+                    break;
+                }
+                calls += 1;
+                client.echo().await?;
+                if t0 >= warm_end {
+                    latency.saturating_record(t0.elapsed().as_nanos() as u64);
+                    recorded += 1;
+                }
+            }
+            anyhow::Ok((latency, recorded, Instant::now()))
+        });
+    }
+    let bound = limits.warmup + limits.measure + Duration::from_secs(30);
+    let collect = async {
+        tokio::time::sleep_until(warm_end.into()).await;
+        let cpu_start = crate::cpu::process_cpu();
+        let mut total = Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_NS, 3)?;
+        let mut requests = 0;
+        let mut last = warm_end;
+        while let Some(joined) = tasks.join_next().await {
+            let (latency, recorded, finished) = joined.context("load task panicked")??;
+            total.add(&latency)?;
+            requests += recorded;
+            last = last.max(finished);
+        }
+        let cpu = crate::cpu::process_cpu()
+            .zip(cpu_start)
+            .map(|(end, start)| end.saturating_sub(start));
+        anyhow::Ok(Measured {
+            requests,
+            elapsed: last - warm_end,
+            latency: total,
+            cpu,
+        })
+    };
+    let measured = tokio::time::timeout(bound, collect)
+        .await
+        .with_context(|| format!("cell did not finish within {bound:?}"))??;
+    if measured.requests == 0 {
+        bail!("no call completed inside the measured window");
+    }
+    Ok(measured)
+}
