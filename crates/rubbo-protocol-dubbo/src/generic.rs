@@ -1,7 +1,7 @@
 //! Generic invocation (`$invoke`) and echo (`$echo`) on the provider side, as Java's
 //! `GenericFilter` and `EchoFilter` do them.
 
-use rubbo_common::{Arguments, Invocation, RpcError, Value};
+use rubbo_common::{Arguments, BizException, Invocation, RpcError, Value};
 use rubbo_hessian2::Map;
 
 use crate::descriptor;
@@ -121,5 +121,32 @@ pub(crate) fn generalize(v: Value) -> Value {
             Value::Map(m)
         }
         other => other,
+    }
+}
+
+/// The class Java's `GenericFilter` wraps a generic call's exception in.
+pub(crate) const GENERIC_EXCEPTION: &str = "com.alibaba.dubbo.rpc.service.GenericException";
+
+/// A generic call's business exception as Java's `GenericFilter` sends it: a
+/// `GenericException` carrying the original class and message in `exceptionClass`
+/// and `exceptionMessage` (what `GenericException.getExceptionClass()` returns to a
+/// Java generic consumer).
+pub(crate) fn wrap_exception(e: BizException) -> BizException {
+    if e.class.ends_with(".rpc.service.GenericException") {
+        return e;
+    }
+    let detail = e.to_string();
+    let mut value =
+        rubbo_hessian2::JavaException::new(GENERIC_EXCEPTION, detail.clone()).to_value();
+    if let Value::Object(o) = &mut value {
+        o.fields
+            .push(("exceptionClass".into(), Value::String(e.class.clone())));
+        o.fields
+            .push(("exceptionMessage".into(), e.message.clone().into()));
+    }
+    BizException {
+        class: GENERIC_EXCEPTION.to_owned(),
+        message: Some(detail),
+        value,
     }
 }

@@ -235,7 +235,7 @@ impl DubboHandler {
                     Payload::Null => Payload::Null,
                     p => Payload::Value(generic::generalize(p.to_value()?)),
                 }),
-                e => e,
+                Outcome::Exception(e) => Outcome::Exception(generic::wrap_exception(e)),
             };
             return Ok(RpcResult::from_parts(outcome, attachments));
         }

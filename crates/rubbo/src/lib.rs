@@ -61,8 +61,14 @@ mod java_type;
 
 pub use java_type::JavaType;
 pub use rubbo_common::{
-    Arguments, Attachments, BizException, BoxInvoker, ErrorKind, Filter, Invocation, InvokeFuture,
-    Invoker, Payload, RpcError, RpcResult, Url, Value, filter_fn,
+    Arguments, Attachments, BizException, BoxInvoker, ErrorKind, Exporter, Filter, Invocation,
+    InvokeFuture, Invoker, Payload, Protocol, RpcError, RpcResult, Url, Value, filter_fn,
 };
 pub use rubbo_hessian2::{BigDecimal, BigInteger, Date};
+pub use rubbo_protocol_dubbo::DubboProtocol;
+
+/// The dynamic value model (Hessian 2 / Java object graph) and its parts.
+pub mod value {
+    pub use rubbo_hessian2::{List, Map, Object, Value};
+}
 pub use rubbo_macros::{JavaType, service};

@@ -1,0 +1,577 @@
+//! The consumer's checks: every contract call with the contract's values plus edge
+//! cases (nulls, empty and 100,000-element collections, long and non-BMP strings,
+//! numeric encoding boundaries, nested POJOs, exceptions, attachments, timeouts,
+//! generic calls). One line per check, `PASS name` or `FAIL name: detail`.
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::time::{Duration, Instant};
+
+use rubbo::{Arguments, Date, ErrorKind, Invocation, Payload, RpcError, Value};
+
+use crate::contract::{Address, Gender, InteropService, InteropServiceClient, User, contract_user};
+
+/// Pass and fail counts.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Report {
+    /// Checks that passed.
+    pub passed: usize,
+    /// Checks that failed.
+    pub failed: usize,
+}
+
+impl Report {
+    fn record(&mut self, name: &str, outcome: Result<(), String>) {
+        match outcome {
+            Ok(()) => {
+                self.passed += 1;
+                println!("PASS {name}");
+            }
+            Err(detail) => {
+                self.failed += 1;
+                let detail: String = detail.chars().take(300).collect();
+                println!("FAIL {name}: {detail}");
+            }
+        }
+    }
+}
+
+fn eq<T: PartialEq + Debug>(got: Result<T, RpcError>, want: T) -> Result<(), String> {
+    match got {
+        Ok(v) if v == want => Ok(()),
+        Ok(v) => Err(format!("got {:?}, want {:?}", short(&v), short(&want))),
+        Err(e) => Err(format!("error: {e}")),
+    }
+}
+
+fn short<T: Debug>(v: &T) -> String {
+    let s = format!("{v:?}");
+    if s.len() > 120 {
+        format!(
+            "{}… ({} chars)",
+            &s[..s.char_indices().nth(100).map_or(s.len(), |(i, _)| i)],
+            s.len()
+        )
+    } else {
+        s
+    }
+}
+
+/// Runs every check against `client`, whose calls time out after `timeout`.
+pub async fn run_all(client: &InteropServiceClient, timeout: Duration) -> Report {
+    let mut r = Report::default();
+    strings(client, &mut r).await;
+    numbers(client, &mut r).await;
+    bytes_lists_maps(client, &mut r).await;
+    users(client, &mut r).await;
+    errors_attachments_timeouts(client, timeout, &mut r).await;
+    generic(client, &mut r).await;
+    r
+}
+
+async fn strings(c: &InteropServiceClient, r: &mut Report) {
+    r.record(
+        "echo.hello",
+        eq(c.echo(Some("hello".into())).await, Some("hello".into())),
+    );
+    r.record("echo.null", eq(c.echo(None).await, None));
+    let cases: Vec<(&str, String)> = vec![
+        ("echo.empty", String::new()),
+        ("echo.one-char", "x".into()),
+        ("echo.nul-char", "\0".into()),
+        ("echo.len31", "a".repeat(31)),
+        ("echo.len32", "a".repeat(32)),
+        ("echo.len1023", "a".repeat(1023)),
+        ("echo.len1024", "a".repeat(1024)),
+        ("echo.unicode-bmp", "héllo wörld 你好 Ω".into()),
+        ("echo.emoji", "😀🎉 rocket 🚀".into()),
+        ("echo.len70000-ascii", "a".repeat(70_000)),
+        ("echo.len70000-mixed", "ab你😀".repeat(14_000)),
+        (
+            "echo.emoji-at-chunk-boundary",
+            "a".repeat(32_767) + "😀" + &"b".repeat(100),
+        ),
+    ];
+    for (name, s) in cases {
+        r.record(name, eq(c.echo(Some(s.clone())).await, Some(s)));
+    }
+}
+
+async fn numbers(c: &InteropServiceClient, r: &mut Report) {
+    for v in [
+        0,
+        -16,
+        -17,
+        47,
+        48,
+        -2048,
+        -2049,
+        2047,
+        2048,
+        -262_144,
+        -262_145,
+        262_143,
+        262_144,
+        i32::MIN,
+        i32::MAX,
+    ] {
+        r.record(&format!("echoInt.{v}"), eq(c.echo_int(v).await, v));
+    }
+    for v in [
+        0,
+        -8,
+        -9,
+        15,
+        16,
+        -2048,
+        2047,
+        2048,
+        -262_144,
+        262_143,
+        262_144,
+        i64::from(i32::MIN),
+        i64::from(i32::MAX),
+        i64::from(i32::MAX) + 1,
+        i64::from(i32::MIN) - 1,
+        i64::MIN,
+        i64::MAX,
+    ] {
+        r.record(&format!("echoLong.{v}"), eq(c.echo_long(v).await, v));
+    }
+    for v in [
+        0.0,
+        1.0,
+        -128.0,
+        127.0,
+        -129.0,
+        128.0,
+        -32768.0,
+        32767.0,
+        32768.0,
+        0.001,
+        12.25,
+        -3.5,
+        1e300,
+        -1e-300,
+        f64::MIN_POSITIVE,
+        f64::MAX,
+    ] {
+        r.record(&format!("echoDouble.{v}"), eq(c.echo_double(v).await, v));
+    }
+    r.record(
+        "echoDouble.NaN",
+        match c.echo_double(f64::NAN).await {
+            Ok(v) if v.is_nan() => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    r.record(
+        "echoDouble.-0.0",
+        match c.echo_double(-0.0).await {
+            Ok(0.0) => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    r.record("echoBool.true", eq(c.echo_bool(true).await, true));
+    r.record("echoBool.false", eq(c.echo_bool(false).await, false));
+}
+
+async fn bytes_lists_maps(c: &InteropServiceClient, r: &mut Report) {
+    r.record("echoBytes.null", eq(c.echo_bytes(None).await, None));
+    for (name, b) in [
+        ("echoBytes.empty", Vec::new()),
+        ("echoBytes.one", vec![0xff]),
+        ("echoBytes.all-256", (0..=255u8).collect()),
+        (
+            "echoBytes.100000",
+            (0..100_000u32).map(|i| (i * 31 + 7) as u8).collect(),
+        ),
+    ] {
+        r.record(name, eq(c.echo_bytes(Some(b.clone())).await, Some(b)));
+    }
+    r.record("echoList.null", eq(c.echo_list(None).await, None));
+    let s = |v: &str| Some(v.to_owned());
+    for (name, l) in [
+        ("echoList.empty", vec![]),
+        ("echoList.contract", vec![s("a"), s("b"), s("c")]),
+        ("echoList.null-element", vec![s("a"), None, s("c")]),
+        ("echoList.same-string-twice", vec![s("x"), s("x")]),
+        (
+            "echoList.100000",
+            (0..100_000).map(|i| Some(format!("e{i}"))).collect(),
+        ),
+    ] {
+        r.record(name, eq(c.echo_list(Some(l.clone())).await, Some(l)));
+    }
+    r.record("echoMap.null", eq(c.echo_map(None).await, None));
+    for (name, m) in [
+        ("echoMap.empty", HashMap::new()),
+        (
+            "echoMap.contract",
+            HashMap::from([("a".to_owned(), Some(1))]),
+        ),
+        (
+            "echoMap.boundaries-and-null-value",
+            HashMap::from([
+                ("min".to_owned(), Some(i32::MIN)),
+                ("max".to_owned(), Some(i32::MAX)),
+                ("48".to_owned(), Some(48)),
+                ("null".to_owned(), None),
+            ]),
+        ),
+        (
+            "echoMap.100000",
+            (0..100_000).map(|i| (format!("k{i}"), Some(i))).collect(),
+        ),
+    ] {
+        r.record(name, eq(c.echo_map(Some(m.clone())).await, Some(m)));
+    }
+}
+
+async fn users(c: &InteropServiceClient, r: &mut Report) {
+    r.record(
+        "echoUser.contract-user-1",
+        eq(
+            c.echo_user(Some(contract_user(1))).await,
+            Some(contract_user(1)),
+        ),
+    );
+    r.record("echoUser.null", eq(c.echo_user(None).await, None));
+    r.record(
+        "echoUser.all-null-fields",
+        eq(
+            c.echo_user(Some(User::default())).await,
+            Some(User::default()),
+        ),
+    );
+    let full = User {
+        id: i64::MAX,
+        name: Some("名前 😀".into()),
+        age: i32::MIN,
+        gender: Some(Gender::MALE),
+        address: Some(Address {
+            city: Some("Hangzhou".into()),
+            street: Some("West Lake Rd".into()),
+            zip: 310_000,
+        }),
+        tags: Some(vec![Some("a".into()), None, Some(String::new())]),
+        props: Some(HashMap::from([
+            ("k".into(), Some("v".into())),
+            ("nil".into(), None),
+        ])),
+        created_at: Some(Date(-1)),
+        balance: Some(rubbo::BigDecimal::new("-12345678901234567890.000000001")),
+    };
+    r.record(
+        "echoUser.extremes",
+        eq(c.echo_user(Some(full.clone())).await, Some(full)),
+    );
+    let empty_collections = User {
+        address: None,
+        tags: Some(vec![]),
+        props: Some(HashMap::new()),
+        ..contract_user(2)
+    };
+    r.record(
+        "echoUser.null-address-empty-collections",
+        eq(
+            c.echo_user(Some(empty_collections.clone())).await,
+            Some(empty_collections),
+        ),
+    );
+    for n in [0, 1, 1000] {
+        r.record(
+            &format!("listUsers.{n}"),
+            eq(
+                c.list_users(n).await,
+                Some((0..n).map(contract_user).collect()),
+            ),
+        );
+    }
+    r.record("ping", eq(c.ping().await, ()));
+}
+
+async fn errors_attachments_timeouts(c: &InteropServiceClient, timeout: Duration, r: &mut Report) {
+    for (name, msg) in [("fail.boom", "boom"), ("fail.unicode-message", "出错了 😱")] {
+        r.record(
+            name,
+            match c.fail(Some(msg.into())).await {
+                Err(e) if e.kind() == ErrorKind::Biz => {
+                    let b = e.biz_exception();
+                    match b {
+                        Some(b)
+                            if b.class == "org.rubbo.interop.InteropException"
+                                && b.message.as_deref() == Some(msg) =>
+                        {
+                            Ok(())
+                        }
+                        other => Err(format!("wrong exception {other:?}")),
+                    }
+                }
+                other => Err(format!("want InteropException, got {other:?}")),
+            },
+        );
+    }
+    r.record(
+        "after-fail.echo",
+        eq(c.echo(Some("ok".into())).await, Some("ok".into())),
+    );
+    let with = |k: &str, v: &str| c.clone().with_attachment(k, v);
+    r.record(
+        "attachment.roundtrip",
+        eq(
+            with("rubbo-key", "value-1")
+                .attachment(Some("rubbo-key".into()))
+                .await,
+            Some("value-1".into()),
+        ),
+    );
+    r.record(
+        "attachment.unicode-value",
+        eq(
+            with("rubbo-key", "值 😀")
+                .attachment(Some("rubbo-key".into()))
+                .await,
+            Some("值 😀".into()),
+        ),
+    );
+    r.record(
+        "attachment.missing",
+        eq(c.attachment(Some("no-such-key".into())).await, None),
+    );
+    r.record("slow.10", eq(c.slow(10).await, Some("done".into())));
+    let short = timeout.min(Duration::from_millis(500));
+    let t0 = Instant::now();
+    let res = with("timeout", &short.as_millis().to_string())
+        .slow(i32::try_from(short.as_millis() * 3).unwrap_or(i32::MAX))
+        .await;
+    let took = t0.elapsed();
+    r.record(
+        "slow.timeout",
+        match res {
+            Err(e)
+                if e.kind() == ErrorKind::Timeout
+                    && took < short * 2 + Duration::from_millis(200) =>
+            {
+                Ok(())
+            }
+            Err(e) if e.kind() == ErrorKind::Timeout => {
+                Err(format!("timed out late: {took:?} for {short:?}"))
+            }
+            other => Err(format!("want a timeout, got {other:?} after {took:?}")),
+        },
+    );
+    r.record(
+        "after-timeout.echo",
+        eq(c.echo(Some("still".into())).await, Some("still".into())),
+    );
+    r.record(
+        "whoami",
+        match c.whoami().await {
+            Ok(Some(id))
+                if id.contains('@')
+                    && id
+                        .rsplit(':')
+                        .next()
+                        .is_some_and(|p| p.parse::<u16>().is_ok()) =>
+            {
+                Ok(())
+            }
+            other => Err(format!("{other:?}")),
+        },
+    );
+    let calls = (0..400).map(|i| {
+        let c = c.clone();
+        async move { c.echo_int(i).await.map(|v| v == i) }
+    });
+    let all = futures::future::join_all(calls).await;
+    let bad = all.iter().filter(|r| !matches!(r, Ok(true))).count();
+    r.record(
+        "concurrent.400",
+        if bad == 0 {
+            Ok(())
+        } else {
+            Err(format!("{bad} of 400 wrong"))
+        },
+    );
+}
+
+fn generic_call(method: &str, types: &[&str], args: Vec<Value>) -> Invocation {
+    let list = |ty: &str, items: Vec<Value>| Value::List(rubbo_list(ty, items));
+    Invocation::new(InteropServiceClient::INTERFACE, "$invoke")
+        .with_version(InteropServiceClient::VERSION)
+        .with_parameter_types("Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/Object;")
+        .with_arguments(Arguments::Values(vec![
+            Value::from(method),
+            list("[string", types.iter().map(|t| Value::from(*t)).collect()),
+            list("[object", args),
+        ]))
+        .with_attachment("generic", "true")
+}
+
+fn rubbo_list(ty: &str, items: Vec<Value>) -> rubbo::value::List {
+    rubbo::value::List {
+        type_name: Some(ty.into()),
+        items,
+    }
+}
+
+async fn generic(c: &InteropServiceClient, r: &mut Report) {
+    let invoker = c.invoker().clone();
+    let echo = Invocation::new(InteropServiceClient::INTERFACE, "$echo")
+        .with_version(InteropServiceClient::VERSION)
+        .with_parameter_types("Ljava/lang/Object;")
+        .with_arguments(Arguments::Values(vec![Value::from("hello")]));
+    r.record(
+        "echoService.$echo",
+        value_eq(
+            invoker.invoke(echo).await.and_then(|x| x.into_payload()),
+            Value::from("hello"),
+        ),
+    );
+    let echo_int = Invocation::new(InteropServiceClient::INTERFACE, "$echo")
+        .with_version(InteropServiceClient::VERSION)
+        .with_parameter_types("Ljava/lang/Object;")
+        .with_arguments(Arguments::Values(vec![Value::Int(48)]));
+    r.record(
+        "echoService.$echo-int",
+        value_eq(
+            invoker
+                .invoke(echo_int)
+                .await
+                .and_then(|x| x.into_payload()),
+            Value::Int(48),
+        ),
+    );
+    let call = |m: &str, t: &[&str], a: Vec<Value>| generic_call(m, t, a);
+    r.record(
+        "generic.echo",
+        value_eq(
+            invoker
+                .invoke(call("echo", &["java.lang.String"], vec![Value::from("hi")]))
+                .await
+                .and_then(|x| x.into_payload()),
+            Value::from("hi"),
+        ),
+    );
+    r.record(
+        "generic.echo-null",
+        value_eq(
+            invoker
+                .invoke(call("echo", &["java.lang.String"], vec![Value::Null]))
+                .await
+                .and_then(|x| x.into_payload()),
+            Value::Null,
+        ),
+    );
+    r.record(
+        "generic.echoInt",
+        value_eq(
+            invoker
+                .invoke(call("echoInt", &["int"], vec![Value::Int(262_144)]))
+                .await
+                .and_then(|x| x.into_payload()),
+            Value::Int(262_144),
+        ),
+    );
+    r.record(
+        "generic.echoLong",
+        value_eq(
+            invoker
+                .invoke(call("echoLong", &["long"], vec![Value::Long(i64::MIN)]))
+                .await
+                .and_then(|x| x.into_payload()),
+            Value::Long(i64::MIN),
+        ),
+    );
+    // A POJO argument as a map carrying its class; the result comes back generalized.
+    let user_map = Value::Map(rubbo::value::Map {
+        type_name: None,
+        entries: vec![
+            (Value::from("class"), Value::from("org.rubbo.interop.User")),
+            (Value::from("id"), Value::Long(7)),
+            (Value::from("name"), Value::from("seven")),
+            (Value::from("gender"), Value::from("FEMALE")),
+        ],
+    });
+    r.record(
+        "generic.echoUser-map",
+        match invoker
+            .invoke(call(
+                "echoUser",
+                &["org.rubbo.interop.User"],
+                vec![user_map],
+            ))
+            .await
+            .and_then(|x| x.into_payload())
+            .and_then(|p| p.to_value())
+        {
+            Ok(v)
+                if v.field("name").and_then(Value::as_str) == Some("seven")
+                    && v.field("class").and_then(Value::as_str)
+                        == Some("org.rubbo.interop.User")
+                    && v.field("gender").and_then(Value::as_str) == Some("FEMALE")
+                    && v.field("id").and_then(Value::as_i64) == Some(7) =>
+            {
+                Ok(())
+            }
+            other => Err(format!("{other:?}")),
+        },
+    );
+    r.record(
+        "generic.listUsers",
+        match invoker
+            .invoke(call("listUsers", &["int"], vec![Value::Int(3)]))
+            .await
+            .and_then(|x| x.into_payload())
+            .and_then(|p| p.to_value())
+        {
+            Ok(Value::List(l))
+                if l.items.len() == 3
+                    && l.items[2].field("name").and_then(Value::as_str) == Some("user-2") =>
+            {
+                Ok(())
+            }
+            other => Err(format!("{:?}", other.map(|v| short(&v)))),
+        },
+    );
+    r.record(
+        "generic.ping",
+        match invoker
+            .invoke(call("ping", &[], vec![]))
+            .await
+            .and_then(|x| x.into_payload())
+        {
+            Ok(Payload::Null) => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    r.record(
+        "generic.fail",
+        match invoker
+            .invoke(call("fail", &["java.lang.String"], vec![Value::from("g")]))
+            .await
+            .and_then(|x| x.into_payload())
+        {
+            Err(e)
+                if e.biz_exception()
+                    .is_some_and(|b| b.class == "org.rubbo.interop.InteropException") =>
+            {
+                Ok(())
+            }
+            other => Err(format!("{other:?}")),
+        },
+    );
+    r.record(
+        "generic.after.typed-echo",
+        eq(c.echo(Some("typed".into())).await, Some("typed".into())),
+    );
+}
+
+fn value_eq(got: Result<Payload, RpcError>, want: Value) -> Result<(), String> {
+    match got.and_then(|p| p.to_value()) {
+        Ok(v) if v == want => Ok(()),
+        Ok(v) => Err(format!("got {}, want {want:?}", short(&v))),
+        Err(e) => Err(format!("error: {e}")),
+    }
+}
