@@ -32,6 +32,10 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default delay that batches a burst of child changes into one notification.
 pub const DEFAULT_NOTIFY_DELAY: Duration = Duration::from_millis(10);
 
+/// Children of the root that are not services (Dubbo 3's config center, service-name
+/// mapping and metadata report).
+const NOT_SERVICES: [&str; 3] = ["config", "mapping", "metadata"];
+
 /// Registry URL parameter (Java): with `true`, an empty `providers` list is not
 /// delivered, so a registry glitch never clears a consumer's addresses.
 pub const ENABLE_EMPTY_PROTECTION_KEY: &str = "enable-empty-protection";
@@ -177,6 +181,13 @@ impl ZookeeperRegistry {
     /// The root path (`/dubbo`).
     pub fn root(&self) -> &str {
         &self.inner.root
+    }
+
+    /// The interfaces registered under the root (`/dubbo/*`), sorted, for tools such as
+    /// a CLI `list` command. Use [`Registry::lookup`] with interface `*` for all URLs.
+    pub async fn services(&self) -> RegistryResult<Vec<String>> {
+        let client = self.inner.check()?;
+        self.inner.list_services(&client).await
     }
 
     /// The client of the current session, for tests and tools.
@@ -328,21 +339,52 @@ impl Inner {
 
     async fn do_lookup(&self, url: Url) -> RegistryResult<Vec<Url>> {
         let client = self.check()?;
+        let targets = if is_any_interface(&url) {
+            self.list_services(&client)
+                .await?
+                .into_iter()
+                .map(|s| {
+                    url.with_path(&s)
+                        .with_param(rubbo_common::keys::INTERFACE_KEY, &s)
+                })
+                .collect()
+        } else {
+            vec![url.clone()]
+        };
         let mut out = Vec::new();
-        for (_, path) in paths::categories_paths(&self.root, &url) {
-            let children = match client.list_children(&path).await {
-                Ok(c) => c,
-                Err(ZkError::NoNode) => continue,
-                Err(e) => return Err(self.zk_error(format!("list {path}"), e)),
-            };
-            out.extend(
-                children
-                    .iter()
-                    .filter_map(|name| Url::parse_encoded(name).ok())
-                    .filter(|u| !is_empty_url(u) && is_match(&url, u)),
-            );
+        for target in targets {
+            for (_, path) in paths::categories_paths(&self.root, &target) {
+                let children = match client.list_children(&path).await {
+                    Ok(c) => c,
+                    Err(ZkError::NoNode) => continue,
+                    Err(e) => return Err(self.zk_error(format!("list {path}"), e)),
+                };
+                out.extend(
+                    children
+                        .iter()
+                        .filter_map(|name| Url::parse_encoded(name).ok())
+                        .filter(|u| !is_empty_url(u) && is_match(&url, u)),
+                );
+            }
         }
         Ok(out)
+    }
+
+    /// The interfaces under the root (decoded), without Dubbo 3's `config`, `mapping`
+    /// and `metadata` nodes.
+    async fn list_services(&self, client: &Client) -> RegistryResult<Vec<String>> {
+        let children = match client.list_children(&self.root).await {
+            Ok(c) => c,
+            Err(ZkError::NoNode) => return Ok(Vec::new()),
+            Err(e) => return Err(self.zk_error(format!("list {}", self.root), e)),
+        };
+        let mut services: Vec<String> = children
+            .iter()
+            .filter(|c| !NOT_SERVICES.contains(&c.as_str()))
+            .filter_map(|c| rubbo_common::url::decode(c).ok())
+            .collect();
+        services.sort();
+        Ok(services)
     }
 
     /// Creates the registered nodes again in a new session.

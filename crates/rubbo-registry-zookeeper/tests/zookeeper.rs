@@ -448,3 +448,36 @@ async fn digest_credentials_protect_the_nodes() {
     rec.wait_providers(&[], WAIT).await;
     c.destroy().await;
 }
+
+#[tokio::test]
+async fn services_and_lookup_of_every_interface() {
+    let p = registry("t_all").await;
+    p.register(provider(20880)).await.unwrap();
+    let other =
+        Url::parse("tri://127.0.0.1:50051/org.demo.Other?interface=org.demo.Other").unwrap();
+    p.register(other.clone()).await.unwrap();
+    // Dubbo 3 keeps non-service nodes under the root too.
+    raw()
+        .await
+        .mkdir(
+            "/t_all/mapping/org.demo.Other",
+            &CreateMode::Persistent.with_acls(Acls::anyone_all()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(p.services().await.unwrap(), vec![IFACE, "org.demo.Other"]);
+    let any = Url::parse("consumer://127.0.0.1/*?interface=*&group=*&version=*&category=providers")
+        .unwrap();
+    let mut all: Vec<String> = p
+        .lookup(any)
+        .await
+        .unwrap()
+        .iter()
+        .map(|u| u.to_string())
+        .collect();
+    all.sort();
+    let mut want = vec![provider(20880).to_string(), other.to_string()];
+    want.sort();
+    assert_eq!(all, want);
+    p.destroy().await;
+}
