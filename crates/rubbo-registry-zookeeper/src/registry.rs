@@ -19,7 +19,7 @@ use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError
 use crate::children::ChildCache;
 use crate::paths;
 use crate::session::SessionShared;
-use crate::subscription::watch_category;
+use crate::subscription::{watch_category, watch_services};
 
 /// Registry URL parameter: the ZooKeeper session timeout in ms (default 60000).
 pub const SESSION_KEY: &str = "session";
@@ -34,7 +34,7 @@ pub const DEFAULT_NOTIFY_DELAY: Duration = Duration::from_millis(10);
 
 /// Children of the root that are not services (Dubbo 3's config center, service-name
 /// mapping and metadata report).
-const NOT_SERVICES: [&str; 3] = ["config", "mapping", "metadata"];
+pub(crate) const NOT_SERVICES: [&str; 3] = ["config", "mapping", "metadata"];
 
 /// Registry URL parameter (Java): with `true`, an empty `providers` list is not
 /// delivered, so a registry glitch never clears a consumer's addresses.
@@ -70,6 +70,8 @@ impl NodeModes {
 /// - A subscription watches each category's children and delivers the category's
 ///   whole list after every change (`empty://` when none), batching bursts within
 ///   `notify.delay` ms (default 10).
+/// - A subscription with `interface=*` follows every service under the root, including
+///   those that appear later; the listener receives each service's lists.
 /// - When the session expires (a long outage, a ZooKeeper restart without its data),
 ///   a new session is started; registered nodes are created again and subscriptions
 ///   re-read their lists, without any call from the user.
@@ -284,16 +286,26 @@ impl Inner {
         listener: SharedListener,
     ) -> RegistryResult<()> {
         self.check()?;
-        if is_any_interface(&url) {
-            return Err(RegistryError::Config(
-                "interface=* subscriptions are not supported by the zookeeper registry".into(),
-            ));
-        }
         // A new subscription of the same listener to the same URL replaces the old one.
         self.remove_subscription(&url, &listener);
         let mut tasks = Vec::new();
         let mut firsts = Vec::new();
-        for (category, path) in paths::categories_paths(&self.root, &url) {
+        if is_any_interface(&url) {
+            let (tx, rx) = oneshot::channel();
+            tasks.push(tokio::spawn(watch_services(
+                self.clone(),
+                url.clone(),
+                listener.clone(),
+                Some(tx),
+            )));
+            firsts.push(rx);
+        }
+        let categories = if is_any_interface(&url) {
+            Vec::new()
+        } else {
+            paths::categories_paths(&self.root, &url)
+        };
+        for (category, path) in categories {
             let (tx, rx) = oneshot::channel();
             let cache = ChildCache::new(url.clone(), &category)
                 .with_empty_protection(self.empty_protection);
@@ -302,7 +314,7 @@ impl Inner {
                 path,
                 cache,
                 listener.clone(),
-                tx,
+                Some(tx),
             )));
             firsts.push(rx);
         }

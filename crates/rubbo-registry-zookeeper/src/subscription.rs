@@ -1,7 +1,11 @@
 //! The watch loop of one category of one subscription.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
+
+use rubbo_common::Url;
+use rubbo_common::keys::{CHECK_KEY, INTERFACE_KEY};
 
 use rubbo_registry::{RegistryError, RegistryResult, SharedListener, notify_safely};
 use tokio::sync::oneshot;
@@ -9,19 +13,19 @@ use tracing::{debug, warn};
 use zookeeper_client::EventType;
 
 use crate::children::ChildCache;
+use crate::paths;
 use crate::registry::Inner;
 
 /// Lists the children of `path` with a watch, delivers the category's list when it
 /// changed, waits for the watch (or a new session) and starts again. The first
-/// outcome is reported on `first`; a failure there ends the task.
+/// outcome is reported on `first` (if any); a failure there ends the task.
 pub(crate) async fn watch_category(
     inner: Arc<Inner>,
     path: String,
     mut cache: ChildCache,
     listener: SharedListener,
-    first: oneshot::Sender<RegistryResult<()>>,
+    mut first: Option<oneshot::Sender<RegistryResult<()>>>,
 ) {
-    let mut first = Some(first);
     let mut rx = inner.session.conn.subscribe();
     let mut dir_generation = 0;
     loop {
@@ -88,6 +92,109 @@ pub(crate) async fn watch_category(
                     return;
                 }
                 warn!(path, error = %e, "watching registry path failed; retrying");
+                tokio::select! {
+                    _ = rx.changed() => {}
+                    _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// An `interface=*` subscription (Java's "any" subscription): watches the services under
+/// the root and subscribes `listener` to the categories of each one as it appears. The
+/// listener receives each service's lists separately.
+pub(crate) async fn watch_services(
+    inner: Arc<Inner>,
+    url: Url,
+    listener: SharedListener,
+    mut first: Option<oneshot::Sender<RegistryResult<()>>>,
+) {
+    let mut rx = inner.session.conn.subscribe();
+    let mut known: HashSet<String> = HashSet::new();
+    let mut tasks: Vec<AbortOnDrop> = Vec::new();
+    loop {
+        let conn = rx.borrow_and_update().clone();
+        let Some(conn) = conn else {
+            if let Some(tx) = first.take() {
+                let _ = tx.send(Err(RegistryError::unavailable(
+                    inner.address.clone(),
+                    "no zookeeper session",
+                )));
+                return;
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+            continue;
+        };
+        let root = inner.root.clone();
+        let listed = async {
+            conn.client.mkdir(&root, &inner.modes.persistent).await?;
+            conn.client.list_and_watch_children(&root).await
+        }
+        .await;
+        match listed {
+            Ok((children, watcher)) => {
+                for child in children {
+                    if crate::registry::NOT_SERVICES.contains(&child.as_str())
+                        || known.contains(&child)
+                    {
+                        continue;
+                    }
+                    let Ok(service) = rubbo_common::url::decode(&child) else {
+                        warn!(node = child, "skipping undecodable service node");
+                        continue;
+                    };
+                    known.insert(child);
+                    let target = url
+                        .with_path(&service)
+                        .with_params([(INTERFACE_KEY, service.as_str()), (CHECK_KEY, "false")]);
+                    debug!(service, "subscribing to a new service");
+                    for (category, path) in paths::categories_paths(&inner.root, &target) {
+                        let cache = ChildCache::new(target.clone(), &category)
+                            .with_empty_protection(inner.empty_protection);
+                        tasks.push(AbortOnDrop(tokio::spawn(watch_category(
+                            inner.clone(),
+                            path,
+                            cache,
+                            listener.clone(),
+                            None,
+                        ))));
+                    }
+                }
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Ok(()));
+                }
+                tokio::select! {
+                    event = watcher.changed() => {
+                        if event.event_type == EventType::Session && rx.changed().await.is_err() {
+                            return;
+                        }
+                    }
+                    changed = rx.changed() => {
+                        if changed.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                let e = inner.zk_error(format!("watch {}", inner.root), e);
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                warn!(error = %e, "watching the registry root failed; retrying");
                 tokio::select! {
                     _ = rx.changed() => {}
                     _ = tokio::time::sleep(Duration::from_millis(500)) => {}

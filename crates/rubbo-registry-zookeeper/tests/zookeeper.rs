@@ -481,3 +481,32 @@ async fn services_and_lookup_of_every_interface() {
     assert_eq!(all, want);
     p.destroy().await;
 }
+
+#[tokio::test]
+async fn subscription_to_every_interface_follows_new_services() {
+    let p = registry("t_any").await;
+    p.register(provider(20880)).await.unwrap();
+    let c = registry("t_any").await;
+    let (rec, l) = Recorder::new();
+    let any = Url::parse("consumer://127.0.0.1/*?interface=*&group=*&version=*&category=providers")
+        .unwrap();
+    c.subscribe(any, l).await.unwrap();
+    wait_until("first service's providers", WAIT, || {
+        let rec = rec.clone();
+        async move { rec.providers() == ["127.0.0.1:20880"] }
+    })
+    .await;
+    // A service that appears later is followed too.
+    let other =
+        Url::parse("tri://127.0.0.1:50051/org.demo.Other?interface=org.demo.Other&version=2.0")
+            .unwrap();
+    p.register(other.clone()).await.unwrap();
+    wait_until("new service's providers", WAIT, || {
+        let rec = rec.clone();
+        let other = other.clone();
+        async move { rec.seen.lock().iter().any(|l| l == &vec![other.clone()]) }
+    })
+    .await;
+    p.destroy().await;
+    c.destroy().await;
+}
