@@ -65,7 +65,7 @@ fn select(c: &mut Criterion) {
 }
 
 fn route(c: &mut Criterion) {
-    let ps = providers(1000);
+    let ps = Arc::new(providers(1000));
     let consumer =
         Url::parse("consumer://10.0.0.99/org.demo.Greeter?application=web&region=hz").unwrap();
     let chain = RouterChain::builtin();
@@ -85,13 +85,13 @@ fn route(c: &mut Criterion) {
     chain.set_condition_rule(ConditionRule::new(conditions, false));
     let inv =
         Invocation::new("org.demo.Greeter", "sayHello").with_arguments(vec![Value::from("key-1")]);
-    assert!(!chain.route(&ps, &consumer, &inv).is_empty());
+    assert!(!chain.route_list(&ps, &consumer, &inv).is_empty());
     c.bench_function("route/10-condition-rules/1000", |b| {
-        b.iter(|| black_box(chain.route(black_box(&ps), &consumer, &inv)))
+        b.iter(|| black_box(chain.route_list(black_box(&ps), &consumer, &inv)))
     });
     let empty = RouterChain::builtin();
     c.bench_function("route/no-rules/1000", |b| {
-        b.iter(|| black_box(empty.route(black_box(&ps), &consumer, &inv)))
+        b.iter(|| black_box(empty.route_list(black_box(&ps), &consumer, &inv)))
     });
 }
 

@@ -304,3 +304,22 @@ fn unknown_balancer_lists_known_names() {
     );
     assert_eq!(table.default_name(), "random");
 }
+
+#[tokio::test]
+async fn consistenthash_reads_consumer_settings_through_a_cluster() {
+    let ctx = rubbo_cluster::ClusterContext::with_rand(Rand::seeded(9));
+    let consumer = Url::parse(
+        "consumer://10.0.0.99/org.demo.Greeter?loadbalance=consistenthash&hash.arguments=1",
+    )
+    .unwrap();
+    let ps: Vec<BoxInvoker> = (1..=5)
+        .map(|i| TestInvoker::ok(&provider_url(i, "")).boxed())
+        .collect();
+    let invoker = ctx.join(ctx.static_directory(consumer, ps)).unwrap();
+    let mut owners = std::collections::HashSet::new();
+    for i in 0..30 {
+        let call = inv("m").with_arguments(vec![Value::Int(i), Value::from("same")]);
+        owners.insert(answered_by(&bounded(invoker.invoke(call)).await.unwrap()));
+    }
+    assert_eq!(owners.len(), 1, "only the second argument is hashed");
+}

@@ -189,11 +189,12 @@ fn arguments_ranges_and_attachments() {
 
 #[test]
 fn yaml_rule_in_a_chain_can_be_replaced_at_run_time() {
-    let chain = RouterChain::builtin();
+    let chain = Both(RouterChain::builtin());
     let c = consumer("10.1.1.1", "");
     let all = ps();
     assert_eq!(chain.route(&all, &c, &inv("sayHello")).len(), 4);
     chain
+        .0
         .set_rule(
             "org.demo.Greeter::.condition-router",
             "configVersion: v3.0\nscope: service\nforce: false\nruntime: true\nenabled: true\nkey: \"org.demo.Greeter::\"\nconditions:\n  - method = sayHello => host = 10.20.153.*\n",
@@ -206,6 +207,7 @@ fn yaml_rule_in_a_chain_can_be_replaced_at_run_time() {
     assert_eq!(chain.route(&all, &c, &inv("other")).len(), 4);
     // An application rule chains after the service rule.
     chain
+        .0
         .set_rule(
             "web.condition-router",
             "scope: application\nkey: web\nforce: true\nconditions:\n  - => region = sh\n",
@@ -217,13 +219,14 @@ fn yaml_rule_in_a_chain_can_be_replaced_at_run_time() {
     );
     // Disabled rules pass everything; removal restores.
     chain
+        .0
         .set_rule(
             "web.condition-router",
             "scope: application\nkey: web\nenabled: false\nconditions:\n  - => region = sh\n",
         )
         .unwrap();
     assert_eq!(chain.route(&all, &c, &inv("sayHello")).len(), 2);
-    chain.remove_rule("org.demo.Greeter::.condition-router");
+    chain.0.remove_rule("org.demo.Greeter::.condition-router");
     assert_eq!(chain.route(&all, &c, &inv("sayHello")).len(), 4);
     // Versions above v3.1 are rejected.
     assert!(
@@ -237,8 +240,8 @@ fn v31_multi_destination_rule() {
         "configVersion: v3.1\nscope: service\nforce: false\nconditions:\n  - from:\n      match: method = sayHello\n    to:\n      - match: region = hz\n        weight: 100\n      - match: region = nowhere\n        weight: 100\n",
     )
     .unwrap();
-    let chain = RouterChain::builtin();
-    chain.set_condition_rule(rule);
+    let chain = Both(RouterChain::builtin());
+    chain.0.set_condition_rule(rule);
     let c = consumer("10.1.1.1", "");
     // The empty destination is never chosen.
     for _ in 0..20 {
@@ -400,5 +403,38 @@ fn custom_router_is_ordered_by_priority() {
         chain
             .route(&ps(), &consumer("1.1.1.1", ""), &inv("m"))
             .is_empty()
+    );
+}
+
+#[test]
+fn cached_then_results_follow_snapshot_and_consumer_changes() {
+    let chain = RouterChain::builtin();
+    chain.set_condition_rule(ConditionRule::new(
+        vec![Condition::parse("=> region = $region").unwrap()],
+        true,
+    ));
+    let hz = consumer("1.1.1.1", "region=hz");
+    let sh = consumer("1.1.1.1", "region=sh");
+    let first = std::sync::Arc::new(ps());
+    assert_eq!(
+        hosts(&chain.route_list(&first, &hz, &inv("m"))),
+        ["10.20.153.10", "172.22.3.91"]
+    );
+    assert_eq!(
+        hosts(&chain.route_list(&first, &sh, &inv("m"))),
+        ["10.20.153.11"]
+    );
+    // A new snapshot where the sh provider moved to hz.
+    let second = std::sync::Arc::new(vec![
+        provider("10.20.153.11", "region=hz"),
+        provider("172.22.3.92", "region=sh"),
+    ]);
+    assert_eq!(
+        hosts(&chain.route_list(&second, &hz, &inv("m"))),
+        ["10.20.153.11"]
+    );
+    assert_eq!(
+        hosts(&chain.route_list(&first, &hz, &inv("m"))),
+        ["10.20.153.10", "172.22.3.91"]
     );
 }

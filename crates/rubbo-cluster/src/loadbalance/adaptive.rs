@@ -64,14 +64,16 @@ impl LoadBalance for AdaptiveLoadBalance {
             }
             (a, b)
         };
-        let pair = [invokers[a].clone(), invokers[b].clone()];
-        let mut w = Vec::with_capacity(2);
-        self.cache
-            .weights(&pair, inv.method(), now_millis(), &mut w);
+        let (pa, pb) = (&invokers[a], &invokers[b]);
+        let now = now_millis();
+        let w = [
+            self.cache.weight_of(pa, inv.method(), now),
+            self.cache.weight_of(pb, inv.method(), now),
+        ];
         let (la, lb) = self.status.view(inv.method(), |v| {
-            (load(v.get(&pair[0]), w[0]), load(v.get(&pair[1]), w[1]))
+            (load(v.get(pa), w[0]), load(v.get(pb), w[1]))
         });
-        let [pa, pb] = pair;
+        let (pa, pb) = (pa.clone(), pb.clone());
         if la == lb {
             let total = i64::from(w[0]) + i64::from(w[1]);
             if total > 0 {

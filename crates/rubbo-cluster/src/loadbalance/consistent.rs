@@ -7,6 +7,7 @@ use std::sync::Arc;
 use md5::{Digest, Md5};
 use parking_lot::RwLock;
 use rubbo_common::keys::{HASH_ARGUMENTS_KEY, HASH_NODES_KEY};
+use rubbo_common::resolve::{Sources, lookup};
 use rubbo_common::{BoxInvoker, Invocation, Url};
 
 use super::LoadBalance;
@@ -36,11 +37,19 @@ fn md5(s: &str) -> [u8; 16] {
 }
 
 impl Selector {
-    fn new(invokers: &[BoxInvoker], method: &str, identity: u64) -> Self {
-        let url = invokers[0].url();
-        let replicas = url.get_method_int(method, HASH_NODES_KEY, 160).max(0) as usize;
-        let arguments = url
-            .get_method_param(method, HASH_ARGUMENTS_KEY)
+    fn new(invokers: &[BoxInvoker], consumer: &Url, method: &str, identity: u64) -> Self {
+        // Consumer settings win over the provider's, method level first (as after
+        // Dubbo's URL merge).
+        let sources = Sources {
+            overrides: &[],
+            consumer: Some(consumer),
+            provider: Some(invokers[0].url()),
+        };
+        let replicas = lookup(&sources, Some(method), HASH_NODES_KEY)
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .unwrap_or(160)
+            .max(0) as usize;
+        let arguments = lookup(&sources, Some(method), HASH_ARGUMENTS_KEY)
             .unwrap_or("0")
             .split(',')
             .filter_map(|s| s.trim().parse().ok())
@@ -112,7 +121,7 @@ fn list_identity(invokers: &[BoxInvoker]) -> u64 {
 }
 
 impl LoadBalance for ConsistentHashLoadBalance {
-    fn select(&self, invokers: &[BoxInvoker], _: &Url, inv: &Invocation) -> Option<BoxInvoker> {
+    fn select(&self, invokers: &[BoxInvoker], url: &Url, inv: &Invocation) -> Option<BoxInvoker> {
         if invokers.is_empty() {
             return None;
         }
@@ -124,7 +133,7 @@ impl LoadBalance for ConsistentHashLoadBalance {
         let selector = match current {
             Some(s) if s.identity == identity => s,
             _ => {
-                let s = Arc::new(Selector::new(invokers, inv.method(), identity));
+                let s = Arc::new(Selector::new(invokers, url, inv.method(), identity));
                 self.selectors.write().insert(key, s.clone());
                 s
             }

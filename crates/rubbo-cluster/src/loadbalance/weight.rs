@@ -132,6 +132,32 @@ fn has_method_weights(url: &Url) -> bool {
 }
 
 impl WeightCache {
+    /// The weight of one invoker (per-invoker cache only).
+    pub(crate) fn weight_of(&self, inv: &BoxInvoker, method: &str, now_ms: i64) -> i32 {
+        if let Some(e) = self.map.read().get(&invoker_key(inv)) {
+            if e.url.shares_params_with(inv.url()) {
+                return match &e.info {
+                    Some(info) => info.weight_at(now_ms),
+                    None => WeightInfo::of(inv.url(), method).weight_at(now_ms),
+                };
+            }
+        }
+        let url = inv.url();
+        let w = WeightInfo::of(url, method).weight_at(now_ms);
+        let mut map = self.map.write();
+        if map.len() > 4096 {
+            map.clear();
+        }
+        map.insert(
+            invoker_key(inv),
+            Entry {
+                url: url.clone(),
+                info: (!has_method_weights(url)).then(|| WeightInfo::of(url, "")),
+            },
+        );
+        w
+    }
+
     /// Fills `out` with the weight of each invoker.
     pub(crate) fn weights(
         &self,

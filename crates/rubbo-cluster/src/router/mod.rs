@@ -18,7 +18,9 @@ use std::fmt;
 use rubbo_common::{BoxInvoker, Invocation, Url};
 
 pub use chain::RouterChain;
-pub use condition::{Condition, ConditionRule, ConditionRuleRouter, RuleScope};
+pub use condition::{
+    Condition, ConditionRule, ConditionRuleRouter, RuleScope, SingleConditionRouter,
+};
 pub(crate) use matching::java_string;
 pub use matching::{is_match_glob_pattern, match_ip_expression};
 pub use mock::{MockRouter, NEED_MOCK_ATTACHMENT};
@@ -64,6 +66,10 @@ impl<'a> Candidates<'a> {
 
     pub(crate) fn meta(&self) -> Option<&'a RouteMeta> {
         self.meta
+    }
+
+    pub(crate) fn all(&self) -> &'a [BoxInvoker] {
+        self.all
     }
 
     /// How many remain.
@@ -145,6 +151,8 @@ impl<'a> Candidates<'a> {
 /// directory snapshot.
 #[derive(Debug, Default)]
 pub(crate) struct RouteMeta {
+    /// Unique per computed snapshot: keys caches of per-provider results.
+    pub(crate) id: u64,
     pub(crate) tags: Vec<Option<std::sync::Arc<str>>>,
     pub(crate) mock: Vec<bool>,
     pub(crate) any_tag: bool,
@@ -166,7 +174,9 @@ impl RouteMeta {
             .iter()
             .map(|i| i.url().protocol() == Some("mock"))
             .collect();
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         RouteMeta {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             any_tag: tags.iter().any(Option::is_some),
             any_mock: mock.iter().any(|m| *m),
             tags,

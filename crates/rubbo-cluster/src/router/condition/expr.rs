@@ -2,6 +2,9 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
 
 use rubbo_common::{Invocation, Url};
 use tracing::{debug, warn};
@@ -48,6 +51,15 @@ pub struct Condition {
     raw: String,
     when: Vec<MatchPair>,
     then: Option<Vec<MatchPair>>,
+    /// Then-part results per provider of the last directory snapshot (they depend only
+    /// on the provider and consumer URLs).
+    then_cache: Arc<ArcSwapOption<ThenCache>>,
+}
+
+struct ThenCache {
+    snapshot: u64,
+    consumer: Url,
+    bits: Vec<bool>,
 }
 
 impl fmt::Debug for Condition {
@@ -79,7 +91,12 @@ impl Condition {
             "" | "false" => None,
             t => Some(parse_expr(t, &raw)?),
         };
-        Ok(Condition { raw, when, then })
+        Ok(Condition {
+            raw,
+            when,
+            then,
+            then_cache: Arc::new(ArcSwapOption::empty()),
+        })
     }
 
     /// Whether the when-part matches this call.
@@ -125,7 +142,7 @@ impl Condition {
             empty.clear();
             return empty;
         }
-        let result = candidates.filtered(|p| self.matches_then(p.url(), consumer));
+        let result = self.then_filter(&candidates, consumer);
         if !result.is_empty() {
             result
         } else if force {
@@ -135,6 +152,41 @@ impl Condition {
             debug!(rule = %self.raw, "condition rule matched no provider, ignored (force=false)");
             candidates
         }
+    }
+
+    /// The candidates passing the then-part, from the per-snapshot cache when the
+    /// candidates come from a directory snapshot.
+    pub(crate) fn then_filter<'a>(
+        &self,
+        candidates: &Candidates<'a>,
+        consumer: &Url,
+    ) -> Candidates<'a> {
+        let Some(meta) = candidates.meta() else {
+            return candidates.filtered(|p| self.matches_then(p.url(), consumer));
+        };
+        let cached = self.then_cache.load_full().filter(|c| {
+            c.snapshot == meta.id
+                && c.consumer.shares_params_with(consumer)
+                && c.consumer == *consumer
+        });
+        let cache = match cached {
+            Some(c) => c,
+            None => {
+                let bits = candidates
+                    .all()
+                    .iter()
+                    .map(|p| self.matches_then(p.url(), consumer))
+                    .collect();
+                let c = Arc::new(ThenCache {
+                    snapshot: meta.id,
+                    consumer: consumer.clone(),
+                    bits,
+                });
+                self.then_cache.store(Some(c.clone()));
+                c
+            }
+        };
+        candidates.filtered_indexed(|i, _| cache.bits[i])
     }
 
     pub(crate) fn then_is_empty(&self) -> bool {

@@ -122,11 +122,20 @@ impl Router for ConditionRuleRouter {
 
 /// A single condition used as a router on its own (Java's `ConditionStateRouter`
 /// built from a `condition://` URL's `rule`).
+///
+/// ```
+/// use rubbo_cluster::router::SingleConditionRouter;
+/// use rubbo_common::Url;
+/// let url = Url::parse("condition://0.0.0.0/org.demo.Greeter?rule=host%20%3D%2010.0.0.1%20%3D%3E%20host%20%3D%2010.0.0.2&force=true&priority=5").unwrap();
+/// let router = SingleConditionRouter::from_url(&url).unwrap();
+/// assert_eq!(router.condition().to_string(), "host = 10.0.0.1 => host = 10.0.0.2");
+/// ```
 #[derive(Debug, Clone)]
 pub struct SingleConditionRouter {
     condition: Condition,
     force: bool,
     priority: i32,
+    enabled: bool,
 }
 
 impl SingleConditionRouter {
@@ -136,7 +145,26 @@ impl SingleConditionRouter {
             condition,
             force,
             priority,
+            enabled: true,
         }
+    }
+
+    /// From a `condition://` URL: `rule` (URL-encoded), `force` (false), `priority`
+    /// (0), `enabled` (true).
+    pub fn from_url(url: &Url) -> Result<Self, crate::ClusterError> {
+        let raw = url.get_param("rule").unwrap_or("");
+        let rule = rubbo_common::url::decode(raw).unwrap_or_else(|_| raw.to_owned());
+        Ok(SingleConditionRouter {
+            condition: Condition::parse(&rule)?,
+            force: url.get_bool("force", false),
+            priority: url.get_int("priority", 0) as i32,
+            enabled: url.get_bool("enabled", true),
+        })
+    }
+
+    /// The condition.
+    pub fn condition(&self) -> &Condition {
+        &self.condition
     }
 }
 
@@ -150,6 +178,9 @@ impl Router for SingleConditionRouter {
     }
 
     fn route<'a>(&self, c: Candidates<'a>, consumer: &Url, inv: &Invocation) -> Candidates<'a> {
+        if !self.enabled {
+            return c;
+        }
         self.condition.route(c, consumer, inv, self.force)
     }
 }

@@ -49,12 +49,7 @@ impl MultiDestCondition {
         let subsets: Vec<(Candidates<'a>, u32)> = self
             .to
             .iter()
-            .map(|d| {
-                (
-                    candidates.filtered(|p| d.condition.matches_then(p.url(), consumer)),
-                    d.weight,
-                )
-            })
+            .map(|d| (d.condition.then_filter(&candidates, consumer), d.weight))
             .filter(|(c, w)| !c.is_empty() && *w > 0)
             .collect();
         if subsets.is_empty() {
