@@ -9,6 +9,7 @@
 
 mod children;
 mod factory;
+mod nodes;
 pub mod paths;
 mod registry;
 mod session;

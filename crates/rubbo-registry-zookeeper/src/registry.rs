@@ -14,9 +14,10 @@ use rubbo_registry::{
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
-use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError};
+use zookeeper_client::{Client, Error as ZkError};
 
 use crate::children::ChildCache;
+use crate::nodes::{NOT_SERVICES, NodeModes, create_node};
 use crate::paths;
 use crate::session::SessionShared;
 use crate::subscription::{watch_category, watch_services};
@@ -32,36 +33,9 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default delay that batches a burst of child changes into one notification.
 pub const DEFAULT_NOTIFY_DELAY: Duration = Duration::from_millis(10);
 
-/// Children of the root that are not services (Dubbo 3's config center, service-name
-/// mapping and metadata report).
-pub(crate) const NOT_SERVICES: [&str; 3] = ["config", "mapping", "metadata"];
-
 /// Registry URL parameter (Java): with `true`, an empty `providers` list is not
 /// delivered, so a registry glitch never clears a consumer's addresses.
 pub const ENABLE_EMPTY_PROTECTION_KEY: &str = "enable-empty-protection";
-
-/// Node ACLs: anyone may do anything, or, when the registry URL carries credentials
-/// (`zookeeper://user:pass@host`, digest auth), only the creator (Java's
-/// `CREATOR_ALL_ACL`).
-#[derive(Debug, Clone)]
-pub(crate) struct NodeModes {
-    pub(crate) persistent: CreateOptions<'static>,
-    pub(crate) ephemeral: CreateOptions<'static>,
-}
-
-impl NodeModes {
-    fn new(authenticated: bool) -> Self {
-        let acls = if authenticated {
-            Acls::creator_all()
-        } else {
-            Acls::anyone_all()
-        };
-        NodeModes {
-            persistent: CreateMode::Persistent.with_acls(acls),
-            ephemeral: CreateMode::Ephemeral.with_acls(acls),
-        }
-    }
-}
 
 /// The ZooKeeper registry (`zookeeper://127.0.0.1:2181?backup=h2:2181&group=dubbo`).
 ///
@@ -449,41 +423,6 @@ async fn recover_loop(inner: Arc<Inner>) {
                 inner.recover(&conn.client, conn.generation).await;
             }
         }
-    }
-}
-
-/// Creates `path` (parents persistent). An ephemeral node left by another session is
-/// replaced so that it belongs to ours (Java's fault-tolerant create).
-pub(crate) async fn create_node(
-    client: &Client,
-    path: &str,
-    ephemeral: bool,
-    modes: &NodeModes,
-) -> Result<(), ZkError> {
-    if let Some(i) = path.rfind('/').filter(|&i| i > 0) {
-        client.mkdir(&path[..i], &modes.persistent).await?;
-    }
-    let mode = if ephemeral {
-        &modes.ephemeral
-    } else {
-        &modes.persistent
-    };
-    match client.create(path, &[], mode).await {
-        Ok(_) => Ok(()),
-        Err(ZkError::NodeExists) if !ephemeral => Ok(()),
-        Err(ZkError::NodeExists) => {
-            if let Some(stat) = client.check_stat(path).await? {
-                if stat.ephemeral_owner == client.session_id().0 {
-                    return Ok(());
-                }
-            }
-            match client.delete(path, None).await {
-                Ok(()) | Err(ZkError::NoNode) => {}
-                Err(e) => return Err(e),
-            }
-            client.create(path, &[], mode).await.map(|_| ())
-        }
-        Err(e) => Err(e),
     }
 }
 

@@ -146,7 +146,7 @@ pub(crate) async fn watch_services(
         match listed {
             Ok((children, watcher)) => {
                 for child in children {
-                    if crate::registry::NOT_SERVICES.contains(&child.as_str())
+                    if crate::nodes::NOT_SERVICES.contains(&child.as_str())
                         || known.contains(&child)
                     {
                         continue;
