@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use rubbo_common::Url;
@@ -23,6 +24,9 @@ use tracing::{debug, warn};
 
 use crate::RegistryError;
 use crate::category::{FILE_CACHE_KEY, FILE_KEY, list_category};
+
+/// The least time between two background writes of the file.
+const WRITE_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The registry cache file of one registry. Cheap to clone (shared).
 #[derive(Clone)]
@@ -154,28 +158,33 @@ impl RegistryCache {
             match tokio::runtime::Handle::try_current() {
                 Ok(handle) => {
                     let this = self.clone();
-                    handle.spawn_blocking(move || this.write_loop());
+                    handle.spawn_blocking(move || this.write_loop(WRITE_INTERVAL));
                 }
-                Err(_) => self.write_loop(),
+                Err(_) => self.write_loop(Duration::ZERO),
             }
         }
     }
 
-    /// Writes until no update is pending.
-    fn write_loop(&self) {
+    /// Writes until no update is pending, at most one write per `interval` (a busy
+    /// registry rewrites a large file only so often).
+    fn write_loop(&self, interval: Duration) {
         loop {
             let snapshot = {
                 let mut inner = self.inner.lock();
-                if !inner.dirty {
-                    inner.writing = false;
-                    return;
-                }
                 inner.dirty = false;
                 inner.entries.clone()
             };
             if let Err(e) = self.write_file(&snapshot) {
                 warn!(path = %self.path.display(), error = %e, "cannot write registry cache");
             }
+            {
+                let mut inner = self.inner.lock();
+                if !inner.dirty {
+                    inner.writing = false;
+                    return;
+                }
+            }
+            std::thread::sleep(interval);
         }
     }
 
@@ -393,6 +402,28 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[tokio::test]
+    async fn updates_are_written_in_the_background() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bg.cache");
+        let cache = RegistryCache::open(&path);
+        let sub = Url::parse("consumer://h/a.B?interface=a.B").unwrap();
+        for port in 1..=50u16 {
+            let p = Url::parse(&format!("dubbo://1.1.1.1:{port}/a.B?interface=a.B")).unwrap();
+            cache.update(&sub, &[p]);
+        }
+        // The last update lands in the file, without a flush, within a bounded time.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if text.contains("1.1.1.1\\:50/") {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "cache file: {text}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     #[test]
