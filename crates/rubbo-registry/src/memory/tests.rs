@@ -163,3 +163,36 @@ async fn factory_table_resolves_registry_urls() {
         .unwrap_err();
     assert!(err.to_string().contains("known: memory"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_changes_end_with_the_complete_list() {
+    let r = Arc::new(registry());
+    let (l, seen) = recorder();
+    r.subscribe(consumer().with_param("category", "providers"), l)
+        .await
+        .unwrap();
+    let tasks: Vec<_> = (0..8)
+        .map(|t| {
+            let r = r.clone();
+            tokio::spawn(async move {
+                for i in 0..50 {
+                    r.register(provider(&format!("10.0.{t}.{i}")))
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let seen = seen.lock();
+    assert_eq!(seen.len(), 1 + 400, "one notification per change");
+    assert_eq!(seen.last().unwrap().len(), 400, "the last list is complete");
+    // Lists only grow: delivered in order.
+    assert!(
+        seen.windows(2)
+            .skip(1)
+            .all(|w| w[1].len() == w[0].len() + 1)
+    );
+}
