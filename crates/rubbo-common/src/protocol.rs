@@ -35,6 +35,13 @@ pub trait Exporter: Send + Sync + std::fmt::Debug {
     /// The exported invoker.
     fn invoker(&self) -> &BoxInvoker;
 
+    /// The URL the service is reachable at: the invoker's URL with what exporting
+    /// settled (e.g. the port bound when the URL asked for port 0). This is what a
+    /// registry registers.
+    fn url(&self) -> Url {
+        self.invoker().url().clone()
+    }
+
     /// Stops serving this service (the server closes with its last service).
     fn unexport(&self) -> BoxFuture<'static, ()>;
 }

@@ -170,11 +170,13 @@ impl Protocol for DubboProtocol {
                 .write()
                 .insert(key.clone(), Arc::new(Exported::new(invoker.clone())));
             info!(service = %key, addr = %entry.server.local_addr(), "exported");
+            let url = url.with_port(entry.server.local_addr().port());
             Ok(Box::new(DubboExporter {
                 protocol: this,
                 bind,
                 key,
                 invoker,
+                url,
             }) as Box<dyn Exporter>)
         })
     }
@@ -210,11 +212,16 @@ struct DubboExporter {
     bind: String,
     key: String,
     invoker: BoxInvoker,
+    url: Url,
 }
 
 impl Exporter for DubboExporter {
     fn invoker(&self) -> &BoxInvoker {
         &self.invoker
+    }
+
+    fn url(&self) -> Url {
+        self.url.clone()
     }
 
     fn unexport(&self) -> BoxFuture<'static, ()> {

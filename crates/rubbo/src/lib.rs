@@ -54,11 +54,14 @@
     clippy::unwrap_used
 )]
 
+mod bootstrap;
 #[doc(hidden)]
 pub mod codegen;
 pub mod context;
 mod java_type;
+pub mod registry_protocol;
 
+pub use bootstrap::{Rubbo, RubboBuilder, registry_factories};
 pub use java_type::JavaType;
 pub use rubbo_common::{
     Arguments, Attachments, BizException, BoxInvoker, ErrorKind, Exporter, Filter, Invocation,

@@ -1,0 +1,424 @@
+//! `Rubbo`: the programmatic bootstrap. An application name, registry address(es), a
+//! protocol and port, then services to export and references to create.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # #[rubbo::service(interface = "org.example.Greeter", version = "1.0.0")]
+//! # pub trait Greeter { async fn hello(&self, name: String) -> Result<String, rubbo::RpcError>; }
+//! # struct Impl;
+//! # impl Greeter for Impl { async fn hello(&self, n: String) -> Result<String, rubbo::RpcError> { Ok(n) } }
+//! # async fn run() -> Result<(), rubbo::RpcError> {
+//! use rubbo::Rubbo;
+//!
+//! // Provider
+//! let provider = Rubbo::builder()
+//!     .application("greeter-provider")
+//!     .registry("zookeeper://127.0.0.1:2181")
+//!     .port(20880)
+//!     .build()?;
+//! provider.export(GreeterServer::new(Arc::new(Impl))).await?;
+//!
+//! // Consumer
+//! let consumer = Rubbo::builder()
+//!     .application("greeter-consumer")
+//!     .registry("zookeeper://127.0.0.1:2181")
+//!     .build()?;
+//! let greeter = GreeterClient::new(consumer.refer(&GreeterClient::SERVICE).await?);
+//! println!("{}", greeter.hello("world".into()).await?);
+//! # provider.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+use rubbo_cluster::ClusterContext;
+use rubbo_common::keys;
+use rubbo_common::{BoxInvoker, ErrorKind, Exporter, ExtensionTable, Protocol, RpcError, Url};
+use rubbo_protocol_dubbo::DubboProtocol;
+use rubbo_registry::RegistryFactory;
+use tracing::info;
+
+use crate::codegen::{Dispatch, ServerInvoker, ServiceDescriptor};
+use crate::registry_protocol::RegistryProtocol;
+
+fn config_err(msg: impl Into<Arc<str>>) -> RpcError {
+    RpcError::new(ErrorKind::Unknown, msg)
+}
+
+/// The registry factories built in: `memory`, and `zookeeper` with the feature.
+pub fn registry_factories() -> ExtensionTable<dyn RegistryFactory> {
+    #[cfg(feature = "zookeeper")]
+    let t = {
+        let mut t = rubbo_registry::registry_factories();
+        rubbo_registry_zookeeper::register_factory(&mut t);
+        t
+    };
+    #[cfg(not(feature = "zookeeper"))]
+    let t = rubbo_registry::registry_factories();
+    t
+}
+
+/// Builds a [`Rubbo`]. See [`Rubbo::builder`].
+#[derive(Debug, Clone)]
+pub struct RubboBuilder {
+    application: String,
+    registries: Vec<String>,
+    host: String,
+    port: u16,
+    params: Vec<(String, String)>,
+    registry_factories: Option<Arc<ExtensionTable<dyn RegistryFactory>>>,
+}
+
+impl RubboBuilder {
+    /// The application name (`application=`), used in registrations and `remote.application`.
+    pub fn application(mut self, name: impl Into<String>) -> Self {
+        self.application = name.into();
+        self
+    }
+
+    /// Adds a registry (`zookeeper://127.0.0.1:2181`, `memory://local`). `N/A` is
+    /// ignored. With none, services are only exported and references need a direct URL.
+    pub fn registry(mut self, address: impl Into<String>) -> Self {
+        let a = address.into();
+        if !a.is_empty() && !a.eq_ignore_ascii_case("N/A") {
+            self.registries.push(a);
+        }
+        self
+    }
+
+    /// The host to bind and advertise (default `127.0.0.1`).
+    pub fn host(mut self, host: impl Into<String>) -> Self {
+        self.host = host.into();
+        self
+    }
+
+    /// The dubbo protocol port (default 20880; 0 picks a free one).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// A parameter for every exported service and reference (`timeout`, `retries`,
+    /// `loadbalance`, `cluster`, `check`, `weight`...).
+    pub fn param(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.params.push((key.into(), value.into()));
+        self
+    }
+
+    /// Replaces the registry factories (to add your own registry type, or to share
+    /// one `memory://` registry between several applications in one process).
+    pub fn registry_factories(mut self, t: Arc<ExtensionTable<dyn RegistryFactory>>) -> Self {
+        self.registry_factories = Some(t);
+        self
+    }
+
+    /// Validates the configuration.
+    pub fn build(self) -> Result<Rubbo, RpcError> {
+        if self.application.is_empty() {
+            return Err(config_err("an application name is required"));
+        }
+        let registries = self
+            .registries
+            .iter()
+            .map(|r| {
+                Url::parse(r).map_err(|e| config_err(format!("bad registry address {r}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let factories = self
+            .registry_factories
+            .clone()
+            .unwrap_or_else(|| Arc::new(registry_factories()));
+        for r in &registries {
+            let name = rubbo_registry::resolve_registry_url(r);
+            let name = name.protocol().unwrap_or_default();
+            factories.get(name).map_err(|e| config_err(e.to_string()))?;
+        }
+        let dubbo = DubboProtocol::new();
+        let mut protocols: ExtensionTable<dyn Protocol> =
+            ExtensionTable::new("protocol", keys::defaults::PROTOCOL);
+        protocols.register("dubbo", Arc::new(dubbo.clone()));
+        let protocols = Arc::new(protocols);
+        let cluster = ClusterContext::default();
+        let registry_protocol =
+            RegistryProtocol::new(protocols.clone(), factories, cluster.clone());
+        Ok(Rubbo {
+            inner: Arc::new(Inner {
+                application: self.application,
+                registries,
+                host: self.host,
+                port: self.port,
+                params: self.params,
+                dubbo,
+                registry_protocol,
+                cluster,
+                exporters: Mutex::new(Vec::new()),
+                references: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+}
+
+/// A Rubbo application: exports services and refers remote ones. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Rubbo {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    application: String,
+    registries: Vec<Url>,
+    host: String,
+    port: u16,
+    params: Vec<(String, String)>,
+    dubbo: DubboProtocol,
+    registry_protocol: RegistryProtocol,
+    cluster: ClusterContext,
+    exporters: Mutex<Vec<Arc<dyn Exporter>>>,
+    references: Mutex<Vec<BoxInvoker>>,
+}
+
+fn now_ms() -> String {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+        .to_string()
+}
+
+impl Rubbo {
+    /// A builder with defaults: host `127.0.0.1`, port 20880, no registry.
+    pub fn builder() -> RubboBuilder {
+        RubboBuilder {
+            application: String::new(),
+            registries: Vec::new(),
+            host: "127.0.0.1".to_owned(),
+            port: keys::defaults::DUBBO_PORT,
+            params: Vec::new(),
+            registry_factories: None,
+        }
+    }
+
+    /// The application name.
+    pub fn application(&self) -> &str {
+        &self.inner.application
+    }
+
+    /// The cluster context (statistics, balancers, strategies, mocks).
+    pub fn cluster(&self) -> &ClusterContext {
+        &self.inner.cluster
+    }
+
+    /// The provider URL a service is exported under (before the port is bound).
+    pub fn provider_url(&self, service: &ServiceDescriptor) -> Result<Url, RpcError> {
+        let i = &self.inner;
+        let mut methods: Vec<&str> = service.methods.iter().map(|m| m.name).collect();
+        methods.sort_unstable();
+        methods.dedup();
+        let mut url = Url::parse(&format!(
+            "dubbo://{}:{}/{}",
+            i.host, i.port, service.interface
+        ))
+        .map_err(|e| config_err(e.to_string()))?
+        .with_params([
+            (keys::APPLICATION_KEY, i.application.as_str()),
+            (keys::INTERFACE_KEY, service.interface),
+            (keys::SIDE_KEY, keys::PROVIDER_SIDE),
+            (keys::METHODS_KEY, &methods.join(",")),
+            (keys::DUBBO_VERSION_KEY, keys::defaults::DUBBO_VERSION),
+            (keys::DYNAMIC_KEY, "true"),
+            (keys::GENERIC_KEY, "false"),
+            (keys::DEPRECATED_KEY, "false"),
+            (keys::PREFER_SERIALIZATION_KEY, "hessian2"),
+            (keys::PID_KEY, &std::process::id().to_string()),
+            (keys::TIMESTAMP_KEY, &now_ms()),
+            ("rubbo", env!("CARGO_PKG_VERSION")),
+        ])
+        .with_params(i.params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        if !service.version.is_empty() {
+            url = url.with_param(keys::VERSION_KEY, service.version);
+        }
+        if !service.group.is_empty() {
+            url = url.with_param(keys::GROUP_KEY, service.group);
+        }
+        Ok(url)
+    }
+
+    /// Exports a service (a generated `XServer`) on the dubbo protocol and registers it
+    /// in every registry. Returns the URL it is reachable at.
+    pub async fn export<D: Dispatch>(&self, service: D) -> Result<Url, RpcError> {
+        let url = self.provider_url(service.service())?;
+        let invoker = ServerInvoker::new(service, url.clone()).boxed();
+        let i = &self.inner;
+        let mut exported = Vec::new();
+        if i.registries.is_empty() {
+            exported.push(Arc::from(i.dubbo.export(invoker).await?));
+        } else {
+            // The first registry's export binds the server; the others register it.
+            let mut bound: Option<Url> = None;
+            for r in &i.registries {
+                let exporter: Arc<dyn Exporter> = match &bound {
+                    None => {
+                        let reg = self
+                            .registry_url(r)
+                            .with_param_encoded(keys::EXPORT_KEY, &url.to_full_string());
+                        let e: Arc<dyn Exporter> = Arc::from(
+                            i.registry_protocol
+                                .export(Arc::new(Rebased::new(invoker.clone(), reg)))
+                                .await?,
+                        );
+                        bound = Some(e.url());
+                        e
+                    }
+                    Some(b) => Arc::from(
+                        i.registry_protocol
+                            .register_only(&self.registry_url(r), invoker.clone(), b.clone())
+                            .await?,
+                    ),
+                };
+                exported.push(exporter);
+            }
+        }
+        let reachable = exported.first().map(|e| e.url()).unwrap_or(url);
+        info!(service = %reachable.service_key(), addr = %reachable.address(), "service exported");
+        i.exporters.lock().extend(exported);
+        Ok(reachable)
+    }
+
+    fn registry_url(&self, registry: &Url) -> Url {
+        let protocol = registry.protocol().unwrap_or("zookeeper");
+        let base = if protocol == "registry" {
+            registry.clone()
+        } else {
+            registry
+                .with_protocol("registry")
+                .with_param("registry", protocol)
+        };
+        base.with_path("org.apache.dubbo.registry.RegistryService")
+            .with_param(keys::APPLICATION_KEY, &self.inner.application)
+    }
+
+    fn consumer_params(&self, service: &ServiceDescriptor) -> Vec<(String, String)> {
+        let i = &self.inner;
+        let mut methods: Vec<&str> = service.methods.iter().map(|m| m.name).collect();
+        methods.sort_unstable();
+        methods.dedup();
+        let mut p: Vec<(String, String)> = vec![
+            (keys::APPLICATION_KEY.into(), i.application.clone()),
+            (keys::INTERFACE_KEY.into(), service.interface.into()),
+            (keys::SIDE_KEY.into(), keys::CONSUMER_SIDE.into()),
+            (keys::METHODS_KEY.into(), methods.join(",")),
+            (
+                keys::DUBBO_VERSION_KEY.into(),
+                keys::defaults::DUBBO_VERSION.into(),
+            ),
+            (keys::PID_KEY.into(), std::process::id().to_string()),
+            (keys::TIMESTAMP_KEY.into(), now_ms()),
+            ("register.ip".into(), i.host.clone()),
+        ];
+        if !service.version.is_empty() {
+            p.push((keys::VERSION_KEY.into(), service.version.into()));
+        }
+        if !service.group.is_empty() {
+            p.push((keys::GROUP_KEY.into(), service.group.into()));
+        }
+        p.extend(i.params.iter().cloned());
+        p
+    }
+
+    /// An invoker for `service` through the registries (a cluster over the providers
+    /// they announce). Wrap it in the generated client: `XClient::new(invoker)`.
+    pub async fn refer(&self, service: &'static ServiceDescriptor) -> Result<BoxInvoker, RpcError> {
+        let i = &self.inner;
+        if i.registries.is_empty() {
+            return Err(config_err(format!(
+                "no registry configured to find {}: add .registry(..) or use refer_url",
+                service.service_key()
+            )));
+        }
+        let params = self.consumer_params(service);
+        let query: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut invokers = Vec::new();
+        for r in &i.registries {
+            let reg = self
+                .registry_url(r)
+                .with_param_encoded(keys::REFER_KEY, &query.join("&"));
+            invokers.push(i.registry_protocol.refer(reg).await?);
+        }
+        let invoker = if invokers.len() == 1 {
+            invokers.remove(0)
+        } else {
+            // Several registries: the first one with an available provider serves.
+            let consumer = Url::parse(&format!("consumer://{}/{}", i.host, service.interface))
+                .map_err(|e| config_err(e.to_string()))?
+                .with_param(keys::CLUSTER_KEY, "available");
+            let dir = i.cluster.static_directory(consumer, invokers);
+            i.cluster.join(dir).map_err(|e| config_err(e.to_string()))?
+        };
+        i.references.lock().push(invoker.clone());
+        Ok(invoker)
+    }
+
+    /// An invoker for `service` at a fixed provider address (`dubbo://host:port`),
+    /// bypassing registries (Java's `url=` on a reference). Several addresses may be
+    /// given separated by `;`: they form a static cluster.
+    pub async fn refer_url(
+        &self,
+        service: &'static ServiceDescriptor,
+        address: &str,
+    ) -> Result<BoxInvoker, RpcError> {
+        let i = &self.inner;
+        let params = self.consumer_params(service);
+        let mut invokers = Vec::new();
+        for a in rubbo_cluster::directory::parse_url_list(address)
+            .map_err(|e| config_err(format!("bad address {address}: {e}")))?
+        {
+            let url = a
+                .with_path(service.interface)
+                .with_params(params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            invokers.push(i.dubbo.refer(url).await?);
+        }
+        let consumer = Url::parse(&format!("consumer://{}/{}", i.host, service.interface))
+            .map_err(|e| config_err(e.to_string()))?
+            .with_params(params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let dir = i.cluster.static_directory(consumer, invokers);
+        let invoker = i.cluster.join(dir).map_err(|e| config_err(e.to_string()))?;
+        i.references.lock().push(invoker.clone());
+        Ok(invoker)
+    }
+
+    /// Graceful shutdown: unregister every service first (its registry node is gone at
+    /// once), let calls in flight finish (bounded), close servers, drop references.
+    pub async fn shutdown(&self) {
+        let exporters: Vec<Arc<dyn Exporter>> = self.inner.exporters.lock().drain(..).collect();
+        futures::future::join_all(exporters.iter().map(|e| e.unexport())).await;
+        for r in self.inner.references.lock().drain(..) {
+            r.destroy();
+        }
+        self.inner.dubbo.destroy().await;
+    }
+}
+
+/// The service invoker presented under the registry URL that carries it.
+#[derive(Debug)]
+struct Rebased {
+    inner: BoxInvoker,
+    url: Url,
+}
+
+impl Rebased {
+    fn new(inner: BoxInvoker, url: Url) -> Self {
+        Rebased { inner, url }
+    }
+}
+
+impl rubbo_common::Invoker for Rebased {
+    fn invoke(&self, invocation: rubbo_common::Invocation) -> rubbo_common::InvokeFuture {
+        self.inner.invoke(invocation)
+    }
+    fn url(&self) -> &Url {
+        &self.url
+    }
+}

@@ -1,0 +1,160 @@
+//! The bootstrap end to end on real sockets: providers register in a `memory://`
+//! registry, a consumer discovers them through the registry protocol, calls spread
+//! over them, and a stopped provider disappears from the consumer's list.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rubbo::{ErrorKind, RpcError, Rubbo};
+
+/// A provider that says who it is.
+#[rubbo::service(interface = "org.rubbo.test.Who", version = "1.0.0")]
+pub trait Who {
+    /// `String who()`.
+    async fn who(&self) -> Result<String, RpcError>;
+}
+
+struct Named(String);
+
+impl Who for Named {
+    async fn who(&self) -> Result<String, RpcError> {
+        Ok(self.0.clone())
+    }
+}
+
+fn app(
+    name: &str,
+    factories: &Arc<rubbo_common::ExtensionTable<dyn rubbo_registry::RegistryFactory>>,
+) -> rubbo::RubboBuilder {
+    Rubbo::builder()
+        .application(name)
+        .registry("memory://local")
+        .port(0)
+        .registry_factories(factories.clone())
+}
+
+#[tokio::test]
+async fn providers_register_consumer_discovers_and_follows_a_stopped_provider() {
+    let factories = Arc::new(rubbo::registry_factories());
+    let mut providers = Vec::new();
+    for i in 0..3 {
+        let p = app(&format!("who-{i}"), &factories).build().unwrap();
+        let url = p
+            .export(WhoServer::new(Arc::new(Named(format!("p{i}")))))
+            .await
+            .unwrap();
+        assert_ne!(url.port(), 0, "the registered URL carries the bound port");
+        providers.push(p);
+    }
+    let consumer = app("who-consumer", &factories)
+        .param("loadbalance", "roundrobin")
+        .build()
+        .unwrap();
+    let client = WhoClient::new(consumer.refer(&WhoClient::SERVICE).await.unwrap());
+
+    let mut seen = HashSet::new();
+    for _ in 0..30 {
+        seen.insert(client.who().await.unwrap());
+    }
+    assert_eq!(
+        seen.len(),
+        3,
+        "round robin reaches every provider: {seen:?}"
+    );
+
+    // Stop p0: it unregisters first, so the consumer drops it without failed calls.
+    providers.remove(0).shutdown().await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut now = HashSet::new();
+        for _ in 0..10 {
+            now.insert(
+                client
+                    .who()
+                    .await
+                    .expect("no call fails while a provider leaves"),
+            );
+        }
+        if !now.contains("p0") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "p0 still called after it unregistered"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for p in providers {
+        p.shutdown().await;
+    }
+    consumer.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_reference_with_no_provider_fails_clearly_unless_check_is_false() {
+    let factories = Arc::new(rubbo::registry_factories());
+    let consumer = app("lonely", &factories)
+        .param("check.timeout", "200")
+        .build()
+        .unwrap();
+    let err = consumer.refer(&WhoClient::SERVICE).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NoProvider, "{err}");
+
+    let lenient = app("lenient", &factories)
+        .param("check", "false")
+        .param("check.timeout", "100")
+        .build()
+        .unwrap();
+    let client = WhoClient::new(lenient.refer(&WhoClient::SERVICE).await.unwrap());
+    let err = client.who().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NoProvider, "{err}");
+    // A provider appears later: the same client reaches it.
+    let p = app("late", &factories).build().unwrap();
+    p.export(WhoServer::new(Arc::new(Named("late".into()))))
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match client.who().await {
+            Ok(w) => {
+                assert_eq!(w, "late");
+                break;
+            }
+            Err(e) if Instant::now() < deadline => {
+                assert_eq!(e.kind(), ErrorKind::NoProvider, "{e}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("late provider never reached: {e}"),
+        }
+    }
+    p.shutdown().await;
+}
+
+#[tokio::test]
+async fn direct_urls_bypass_registries() {
+    let p = Rubbo::builder()
+        .application("direct")
+        .port(0)
+        .build()
+        .unwrap();
+    let url = p
+        .export(WhoServer::new(Arc::new(Named("d".into()))))
+        .await
+        .unwrap();
+    let c = Rubbo::builder()
+        .application("direct-consumer")
+        .build()
+        .unwrap();
+    let client = WhoClient::new(
+        c.refer_url(&WhoClient::SERVICE, &format!("dubbo://{}", url.address()))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(client.who().await.unwrap(), "d");
+    assert_eq!(
+        c.refer(&WhoClient::SERVICE).await.unwrap_err().kind(),
+        ErrorKind::Unknown
+    );
+    p.shutdown().await;
+}
