@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
-use rubbo_common::{BoxInvoker, ExtensionTable, Url};
+use rubbo_common::resolve::merge_provider_url;
+use rubbo_common::{BoxInvoker, ErrorKind, ExtensionTable, RpcError, Url};
 
-use crate::directory::{DynamicDirectory, InvokerFactory, StaticDirectory};
+use crate::directory::{DynamicDirectory, InvokerFactory, StaticDirectory, parse_url_list};
 use crate::loadbalance::BalancerEnv;
 use crate::{
     Cluster, Directory, LoadBalance, MockRegistry, Rand, RouterChain, RpcStatus, StatusInvoker,
@@ -72,6 +73,29 @@ impl ClusterContext {
             .map(|i| StatusInvoker::wrap(i, self.status.clone()))
             .collect();
         Arc::new(StaticDirectory::new(consumer, wrapped, chain))
+    }
+
+    /// A static directory over the providers of a reference's `url=` list
+    /// (`dubbo://a:20880;dubbo://b:20880`), each referred through `factory` with its
+    /// URL merged with `consumer` (consumer settings win). Fails if a URL does not
+    /// parse or a provider cannot be referred.
+    pub async fn static_directory_from_urls(
+        &self,
+        consumer: Url,
+        urls: &str,
+        factory: InvokerFactory,
+    ) -> Result<Arc<StaticDirectory>, RpcError> {
+        let parsed = parse_url_list(urls).map_err(|e| {
+            RpcError::new(ErrorKind::Unknown, format!("bad url list \"{urls}\": {e}"))
+        })?;
+        let referred = futures::future::join_all(
+            parsed
+                .iter()
+                .map(|u| factory(merge_provider_url(u, &consumer))),
+        )
+        .await;
+        let invokers = referred.into_iter().collect::<Result<Vec<_>, _>>()?;
+        Ok(self.static_directory(consumer, invokers))
     }
 
     /// An empty dynamic directory referring providers through `factory`.

@@ -210,3 +210,39 @@ async fn concurrent_calls_during_notifications() {
         bounded(c).await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn static_directory_from_a_url_list() {
+    let ctx = ClusterContext::with_rand(Rand::seeded(6));
+    let f = Factory::new();
+    let consumer =
+        Url::parse("consumer://10.0.0.99/org.demo.Greeter?timeout=3000&loadbalance=roundrobin")
+            .unwrap();
+    let dir = ctx
+        .static_directory_from_urls(
+            consumer.clone(),
+            "dubbo://10.0.0.1:20880/org.demo.Greeter?timeout=1;dubbo://10.0.0.2:20880/org.demo.Greeter",
+            f.as_factory(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(dir.all_invokers().len(), 2);
+    assert_eq!(
+        rubbo_common::Invoker::url(&*f.get("10.0.0.1:20880")).get_param("timeout"),
+        Some("3000")
+    );
+    let invoker = ctx.join(dir).unwrap();
+    let a = answered_by(&bounded(invoker.invoke(inv("m"))).await.unwrap());
+    let b = answered_by(&bounded(invoker.invoke(inv("m"))).await.unwrap());
+    assert_ne!(a, b, "round robin alternates");
+    // A provider that cannot be referred fails the whole list.
+    let err = ctx
+        .static_directory_from_urls(
+            consumer,
+            "dubbo://10.0.0.66:20880/org.demo.Greeter",
+            f.as_factory(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), rubbo_common::ErrorKind::Network);
+}

@@ -323,3 +323,17 @@ async fn consistenthash_reads_consumer_settings_through_a_cluster() {
     }
     assert_eq!(owners.len(), 1, "only the second argument is hashed");
 }
+
+#[test]
+fn weights_follow_a_provider_replaced_in_place() {
+    let table = load_balances(&env(10));
+    let lb = table.get("random").unwrap();
+    let mut ps = providers(&["weight=100", "weight=100"]);
+    // Cache the list (it is remembered once seen twice).
+    assert_share(&histogram(&*lb, &ps, &inv("m"), 10_000), &[1.0, 1.0], 0.03);
+    // Same buffer, new provider with another weight.
+    ps[0] = TestInvoker::ok(&provider_url(1, "weight=900")).boxed();
+    assert_share(&histogram(&*lb, &ps, &inv("m"), 20_000), &[9.0, 1.0], 0.02);
+    let rr = table.get("roundrobin").unwrap();
+    assert_eq!(histogram(&*rr, &ps, &inv("m"), 1_000), vec![900, 100]);
+}

@@ -63,7 +63,7 @@ impl LoadBalance for LeastActiveLoadBalance {
         self.cache
             .weights(invokers, inv.method(), now_millis(), &mut weights);
         let mut least = i64::MAX;
-        let mut ties: Vec<usize> = Vec::new();
+        let mut ties: Vec<usize> = Vec::with_capacity(invokers.len());
         self.status.view(inv.method(), |view| {
             for (i, invoker) in invokers.iter().enumerate() {
                 let active = view.active(invoker);

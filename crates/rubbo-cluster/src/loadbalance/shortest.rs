@@ -58,7 +58,7 @@ impl LoadBalance for ShortestResponseLoadBalance {
         self.cache
             .weights(invokers, inv.method(), now, &mut weights);
         let mut shortest = u64::MAX;
-        let mut ties: Vec<usize> = Vec::new();
+        let mut ties: Vec<usize> = Vec::with_capacity(invokers.len());
         self.status.view(inv.method(), |view| {
             for (i, invoker) in invokers.iter().enumerate() {
                 let estimate = view.get(invoker).map_or(0, |s| {

@@ -111,10 +111,12 @@ pub(crate) struct WeightCache {
     last_miss: AtomicUsize,
 }
 
+/// Holds the invokers themselves, so their addresses cannot be reused by other
+/// invokers while cached: an equal address is the same invoker, with the same URL.
 struct ListEntry {
     ptr: usize,
-    keys: Vec<usize>,
-    entries: Vec<Entry>,
+    invokers: Vec<BoxInvoker>,
+    infos: Vec<Option<WeightInfo>>,
 }
 
 impl std::fmt::Debug for WeightCache {
@@ -169,18 +171,19 @@ impl WeightCache {
         out.clear();
         let ptr = invokers.as_ptr() as usize;
         if let Some(list) = self.list.load().as_deref() {
-            if list.ptr == ptr && list.keys.len() == invokers.len() {
-                let hit = invokers.iter().enumerate().all(|(i, inv)| {
-                    let e = &list.entries[i];
-                    if list.keys[i] != invoker_key(inv) || !e.url.shares_params_with(inv.url()) {
-                        return false;
-                    }
-                    out.push(match &e.info {
-                        Some(info) => info.weight_at(now_ms),
-                        None => WeightInfo::of(inv.url(), method).weight_at(now_ms),
-                    });
-                    true
-                });
+            if list.ptr == ptr && list.invokers.len() == invokers.len() {
+                let hit = invokers.iter().zip(&list.invokers).zip(&list.infos).all(
+                    |((inv, cached), info)| {
+                        if invoker_key(inv) != invoker_key(cached) {
+                            return false;
+                        }
+                        out.push(match info {
+                            Some(info) => info.weight_at(now_ms),
+                            None => WeightInfo::of(inv.url(), method).weight_at(now_ms),
+                        });
+                        true
+                    },
+                );
                 if hit {
                     return;
                 }
@@ -189,20 +192,17 @@ impl WeightCache {
         }
         if self.last_miss.swap(ptr, Ordering::Relaxed) == ptr {
             // The same list again: remember it aligned.
-            let entries = invokers
+            let infos = invokers
                 .iter()
                 .map(|inv| {
                     let url = inv.url();
-                    Entry {
-                        url: url.clone(),
-                        info: (!has_method_weights(url)).then(|| WeightInfo::of(url, "")),
-                    }
+                    (!has_method_weights(url)).then(|| WeightInfo::of(url, ""))
                 })
                 .collect();
             self.list.store(Some(Arc::new(ListEntry {
                 ptr,
-                keys: invokers.iter().map(invoker_key).collect(),
-                entries,
+                invokers: invokers.to_vec(),
+                infos,
             })));
         }
         let mut missing = false;
