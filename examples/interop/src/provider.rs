@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rubbo::{DubboProtocol, Exporter, Protocol, RpcError, Url, context};
+use rubbo::{RpcError, Rubbo, Url, context};
 
 use crate::contract::{InteropService, InteropServiceServer, User, contract_user};
 
@@ -86,53 +86,44 @@ impl InteropService for InteropProvider {
 /// A running provider.
 #[derive(Debug)]
 pub struct ProviderHandle {
-    /// The protocol serving it.
-    pub protocol: DubboProtocol,
-    /// The exported service.
-    pub exporter: Box<dyn Exporter>,
+    /// The application serving it.
+    pub rubbo: Rubbo,
     /// The address it listens on.
     pub addr: std::net::SocketAddr,
-    /// The provider URL (what a registry would carry).
+    /// The provider URL (what the registries carry).
     pub url: Url,
 }
 
 impl ProviderHandle {
-    /// Graceful stop: unexport, finish in-flight calls, close.
+    /// Graceful stop: unregister, finish in-flight calls, close.
     pub async fn shutdown(self) {
-        self.exporter.unexport().await;
+        self.rubbo.shutdown().await;
     }
 }
 
-/// Serves the contract on `host:port` (port 0 picks a free one) under `application`.
-pub async fn serve(application: &str, host: &str, port: u16) -> Result<ProviderHandle, RpcError> {
-    let url = Url::parse(&format!(
-        "dubbo://{host}:{port}/org.rubbo.interop.InteropService?application={application}&interface=org.rubbo.interop.InteropService&version=1.0.0&side=provider&methods={}",
-        methods()
-    ))
-    .map_err(|e| RpcError::new(rubbo::ErrorKind::Unknown, e.to_string()))?;
-    let protocol = DubboProtocol::new();
+/// Serves the contract on `host:port` (port 0 picks a free one) under `application`,
+/// registered in `registries` (none: direct calls only).
+pub async fn serve(
+    application: &str,
+    host: &str,
+    port: u16,
+    registries: &[String],
+) -> Result<ProviderHandle, RpcError> {
+    let mut builder = Rubbo::builder()
+        .application(application)
+        .host(host)
+        .port(port);
+    for r in registries {
+        builder = builder.registry(r.as_str());
+    }
+    let rubbo = builder.build()?;
     let provider = InteropProvider::default();
-    let server = InteropServiceServer::new(Arc::new(provider.clone()));
-    let exporter = protocol.export(server.into_invoker(url.clone())).await?;
-    let addr = protocol
-        .server_addr(&format!("{host}:{port}"))
-        .ok_or_else(|| RpcError::network("server did not start"))?;
+    let url = rubbo
+        .export(InteropServiceServer::new(Arc::new(provider.clone())))
+        .await?;
+    let addr: std::net::SocketAddr = format!("{}:{}", host, url.port())
+        .parse()
+        .map_err(|e| RpcError::network(format!("bad address {host}:{}: {e}", url.port())))?;
     provider.set_identity(application, host, addr.port());
-    Ok(ProviderHandle {
-        protocol,
-        exporter,
-        addr,
-        url: url.with_port(addr.port()),
-    })
-}
-
-/// The sorted method list a provider URL carries (`methods=`).
-fn methods() -> String {
-    let mut names: Vec<&str> = crate::contract::InteropServiceClient::METHODS
-        .iter()
-        .map(|m| m.name)
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names.join(",")
+    Ok(ProviderHandle { rubbo, addr, url })
 }

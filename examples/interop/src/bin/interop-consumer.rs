@@ -2,21 +2,28 @@
 //! `N passed, N failed` (exit 1 on any failure).
 //!
 //! Run with: `cargo run -p interop --bin interop-consumer -- --url dubbo://127.0.0.1:20880`
+//! (or `--registry zookeeper://127.0.0.1:2181`)
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Parser;
-use interop::InteropServiceClient;
-use rubbo::{DubboProtocol, Protocol, Url};
+use interop::{InteropService, InteropServiceClient};
+use rubbo::{Rubbo, Url};
 
 /// Calls org.rubbo.interop.InteropService:1.0.0 with the contract's checks.
 #[derive(Debug, Parser)]
 struct Args {
-    /// The provider, e.g. dubbo://127.0.0.1:20880.
+    /// The provider, e.g. dubbo://127.0.0.1:20880 (direct mode).
+    #[arg(long, required_unless_present = "registry")]
+    url: Option<String>,
+    /// A registry to find providers in (e.g. zookeeper://127.0.0.1:2181).
     #[arg(long)]
-    url: String,
+    registry: Option<String>,
+    /// Fail unless `whoami` answers this (checks which provider was reached).
+    #[arg(long)]
+    expect_whoami: Option<String>,
     /// Call timeout in ms.
     #[arg(long, default_value_t = 3000)]
     timeout: u64,
@@ -34,21 +41,37 @@ async fn main() -> Result<ExitCode> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let base = Url::parse(&args.url).with_context(|| format!("bad --url {}", args.url))?;
-    if base.protocol() != Some("dubbo") {
-        bail!("--url must be dubbo://host:port");
+    let mut builder = Rubbo::builder()
+        .application("interop-consumer")
+        .param("timeout", args.timeout.to_string())
+        .param("check.timeout", "20000");
+    if let Some(r) = &args.registry {
+        builder = builder.registry(r.as_str());
     }
-    let url = base
-        .with_path(InteropServiceClient::INTERFACE)
-        .with_params([
-            ("interface", InteropServiceClient::INTERFACE),
-            ("version", InteropServiceClient::VERSION),
-            ("application", "interop-consumer"),
-            ("side", "consumer"),
-            ("timeout", &args.timeout.to_string()),
-        ]);
+    let rubbo = builder.build().context("bad configuration")?;
     let run = async {
-        let invoker = match DubboProtocol::new().refer(url.clone()).await {
+        let invoker = match (&args.url, &args.registry) {
+            (Some(url), _) => {
+                let base = match Url::parse(url) {
+                    Ok(u) if u.protocol() == Some("dubbo") => u,
+                    _ => {
+                        println!("FAIL connect: --url must be dubbo://host:port, got {url}");
+                        return interop::checks::Report {
+                            passed: 0,
+                            failed: 1,
+                        };
+                    }
+                };
+                rubbo
+                    .refer_url(
+                        &InteropServiceClient::SERVICE,
+                        &format!("dubbo://{}", base.address()),
+                    )
+                    .await
+            }
+            (None, _) => rubbo.refer(&InteropServiceClient::SERVICE).await,
+        };
+        let invoker = match invoker {
             Ok(i) => i,
             Err(e) => {
                 println!("FAIL connect: {e}");
@@ -59,7 +82,18 @@ async fn main() -> Result<ExitCode> {
             }
         };
         let client = InteropServiceClient::new(invoker);
-        interop::checks::run_all(&client, Duration::from_millis(args.timeout)).await
+        let mut report =
+            interop::checks::run_all(&client, Duration::from_millis(args.timeout)).await;
+        if let Some(want) = &args.expect_whoami {
+            report.record(
+                "whoami.expected",
+                match client.whoami().await {
+                    Ok(Some(w)) if &w == want => Ok(()),
+                    other => Err(format!("got {other:?}, want {want}")),
+                },
+            );
+        }
+        report
     };
     let report = match tokio::time::timeout(Duration::from_millis(args.deadline), run).await {
         Ok(r) => r,
@@ -74,6 +108,7 @@ async fn main() -> Result<ExitCode> {
             }
         }
     };
+    rubbo.shutdown().await;
     println!("{} passed, {} failed", report.passed, report.failed);
     Ok(if report.failed == 0 {
         ExitCode::SUCCESS

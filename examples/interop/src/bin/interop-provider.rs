@@ -1,7 +1,7 @@
 //! The contract's provider. Prints `READY dubbo <port>` when serving; stops
 //! gracefully on Ctrl-C / SIGTERM.
 //!
-//! Run with: `cargo run -p interop --bin interop-provider -- --port 20880`
+//! Run with: `cargo run -p interop --bin interop-provider -- --port 20880 [--registry zookeeper://127.0.0.1:2181]`
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -18,6 +18,9 @@ struct Args {
     /// Application name.
     #[arg(long, default_value = "interop-provider")]
     application: String,
+    /// A registry to register in (e.g. zookeeper://127.0.0.1:2181); repeatable.
+    #[arg(long)]
+    registry: Vec<String>,
 }
 
 #[tokio::main]
@@ -29,7 +32,7 @@ async fn main() -> Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let handle = interop::serve(&args.application, &args.host, args.port)
+    let handle = interop::serve(&args.application, &args.host, args.port, &args.registry)
         .await
         .with_context(|| format!("cannot serve on {}:{}", args.host, args.port))?;
     println!("READY dubbo {}", handle.addr.port());
