@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod decode_cmd;
+mod demo_cmd;
 mod input;
 mod invoke_cmd;
 mod url_cmd;
@@ -19,6 +20,29 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run providers and a consumer in one process over real sockets on 127.0.0.1,
+    /// discovering each other through the embedded registry; print what happened and
+    /// end with one JSON line of call counts.
+    Demo {
+        /// How many providers.
+        #[arg(long, default_value_t = 3)]
+        providers: usize,
+        /// How many calls in the load phase.
+        #[arg(long, default_value_t = 1000)]
+        calls: usize,
+        /// Calls in flight at once.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// Load balance policy (random, roundrobin, leastactive, shortestresponse, consistenthash, p2c).
+        #[arg(long)]
+        loadbalance: Option<String>,
+        /// Fault tolerance strategy (failover, failfast, failsafe, failback, forking, broadcast, available).
+        #[arg(long)]
+        cluster: Option<String>,
+        /// Crash one provider half-way (sockets drop, nothing unregistered).
+        #[arg(long)]
+        kill_one: bool,
+    },
     /// Print a Dubbo URL's parts as one JSON object (accepts the percent-encoded form
     /// found in ZooKeeper node names too).
     Url {
@@ -70,6 +94,21 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Url { url } => url_cmd::run(&url).map(|()| ExitCode::SUCCESS),
+        Command::Demo {
+            providers,
+            calls,
+            concurrency,
+            loadbalance,
+            cluster,
+            kill_one,
+        } => demo_cmd::run(&demo_cmd::DemoArgs {
+            providers,
+            calls,
+            concurrency,
+            loadbalance,
+            cluster,
+            kill_one,
+        }),
         Command::Decode { format } => match format {
             DecodeFormat::Hessian2 { file, hex } => {
                 input::read_bytes(file.as_deref(), hex.as_deref())

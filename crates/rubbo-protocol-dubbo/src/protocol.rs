@@ -71,6 +71,15 @@ impl DubboProtocol {
             .collect()
     }
 
+    /// Drops every server and its connections at once, without the readonly event,
+    /// without draining and without unregistering anything: what a crash looks like
+    /// to consumers. For tests and demos; use [`Protocol::destroy`] to stop cleanly.
+    pub fn abort(&self) {
+        for (_, e) in self.inner.servers.lock().drain() {
+            e.server.abort();
+        }
+    }
+
     fn client_config(url: &Url) -> ClientConfig {
         ClientConfig::default()
             .with_connect_timeout(url.param::<keys::ConnectTimeout>())

@@ -389,6 +389,14 @@ impl Rubbo {
         Ok(invoker)
     }
 
+    /// Crashes this application's servers: every connection drops at once and nothing
+    /// is unregistered, as when the process dies. For tests and demos of fault
+    /// tolerance; use [`shutdown`](Self::shutdown) to stop cleanly.
+    pub fn abort(&self) {
+        self.inner.exporters.lock().clear();
+        self.inner.dubbo.abort();
+    }
+
     /// Graceful shutdown: unregister every service first (its registry node is gone at
     /// once), let calls in flight finish (bounded), close servers, drop references.
     pub async fn shutdown(&self) {
