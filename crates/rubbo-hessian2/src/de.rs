@@ -29,15 +29,11 @@ impl<'de> Decoder<'de> {
                 offset: Some(at),
             });
         }
-        let target = self
-            .refs
-            .get(idx as usize)
-            .copied()
-            .ok_or(Error::InvalidRef {
-                offset: at,
-                kind: "object",
-                index: i64::from(idx),
-            })?;
+        let target = self.refs.get(idx as usize).ok_or(Error::InvalidRef {
+            offset: at,
+            kind: "object",
+            index: i64::from(idx),
+        })?;
         self.enter()?;
         let back = self.position();
         let saved_next = self.replay_next;
@@ -154,9 +150,10 @@ impl<'de> Decoder<'de> {
     fn object<V: Visitor<'de>>(&mut self, class: usize, at: usize, visitor: V) -> Result<V::Value> {
         self.open(at)?;
         let len = self.classes[class].fields.len();
+        let first = self.classes[class].fields.start;
         let mut access = ObjectAccess {
             de: self,
-            class,
+            first,
             len,
             next: 0,
             value_pending: false,
@@ -176,8 +173,8 @@ impl<'de> Decoder<'de> {
         self.register(at);
         self.enter()?;
         let mut name = None;
-        for i in 0..self.classes[class].fields.len() {
-            if self.classes[class].fields[i] == "name" && name.is_none() {
+        for i in self.classes[class].fields.clone() {
+            if self.field_names[i] == "name" && name.is_none() {
                 name = Some(self.read_str()?);
             } else {
                 self.skip_value()?;
@@ -387,7 +384,7 @@ impl<'de> MapAccess<'de> for HMapAccess<'_, 'de> {
 
 struct ObjectAccess<'a, 'de> {
     de: &'a mut Decoder<'de>,
-    class: usize,
+    first: usize,
     len: usize,
     next: usize,
     value_pending: bool,
@@ -417,7 +414,7 @@ impl<'de> MapAccess<'de> for ObjectAccess<'_, 'de> {
         if self.next >= self.len {
             return Ok(None);
         }
-        let name: &str = &self.de.classes[self.class].fields[self.next];
+        let name: &str = &self.de.field_names[self.first + self.next];
         self.next += 1;
         self.value_pending = true;
         let d: de::value::StrDeserializer<'_, Error> = name.into_deserializer();

@@ -20,7 +20,8 @@ type SharedClass = (Arc<str>, Arc<[Arc<str>]>);
 #[derive(Debug)]
 pub(crate) struct ClassDef<'de> {
     pub(crate) name: Cow<'de, str>,
-    pub(crate) fields: Vec<Cow<'de, str>>,
+    /// Range into the decoder's `field_names`.
+    pub(crate) fields: std::ops::Range<usize>,
     /// Shared forms for building `Value`s, made on first use.
     shared: Option<SharedClass>,
 }
@@ -68,9 +69,11 @@ pub struct Decoder<'de> {
     pub(crate) classes: Vec<ClassDef<'de>>,
     types: Vec<Arc<str>>,
     /// Start offset of every container (list, map, object), in stream order.
-    pub(crate) refs: Vec<usize>,
+    pub(crate) refs: Small<usize, 16>,
     /// Reference indices of the containers being decoded right now (typed decoding).
-    pub(crate) active: Vec<u32>,
+    pub(crate) active: Small<u32, 16>,
+    /// Field names of all class definitions (one allocation for the stream).
+    pub(crate) field_names: Vec<Cow<'de, str>>,
     /// > 0 while re-reading a referenced container: nothing is registered then.
     pub(crate) replay: u32,
     pub(crate) replay_next: u32,
@@ -89,8 +92,9 @@ impl<'de> Decoder<'de> {
             pos: 0,
             classes: Vec::new(),
             types: Vec::new(),
-            refs: Vec::new(),
-            active: Vec::new(),
+            refs: Small::default(),
+            active: Small::default(),
+            field_names: Vec::new(),
             replay: 0,
             replay_next: 0,
             depth: 0,
@@ -132,6 +136,7 @@ impl<'de> Decoder<'de> {
         self.types.clear();
         self.refs.clear();
         self.active.clear();
+        self.field_names.clear();
         self.replay = 0;
         self.depth = 0;
         self.replay_work = 0;
@@ -277,17 +282,28 @@ impl<'de> Decoder<'de> {
         let at = self.pos;
         let n = self.read_int()?;
         let n = self.check_len(i64::from(n), at, 1)?;
-        let mut fields = Vec::with_capacity(n);
+        if self.replay > 0 {
+            for _ in 0..n {
+                self.read_str()?;
+            }
+            return Ok(());
+        }
+        if self.field_names.capacity() == 0 {
+            self.field_names.reserve(32);
+        }
+        let start = self.field_names.len();
         for _ in 0..n {
-            fields.push(self.read_str()?);
+            let f = self.read_str()?;
+            self.field_names.push(f);
         }
-        if self.replay == 0 {
-            self.classes.push(ClassDef {
-                name,
-                fields,
-                shared: None,
-            });
+        if self.classes.capacity() == 0 {
+            self.classes.reserve(8);
         }
+        self.classes.push(ClassDef {
+            name,
+            fields: start..self.field_names.len(),
+            shared: None,
+        });
         Ok(())
     }
 
@@ -680,12 +696,16 @@ impl<'de> Decoder<'de> {
 
     /// The class name and field names of class definition `idx` as shared strings.
     fn class_shared(&mut self, idx: usize) -> SharedClass {
+        let names = &self.field_names;
         let def = &mut self.classes[idx];
         def.shared
             .get_or_insert_with(|| {
                 (
                     Arc::from(def.name.as_ref()),
-                    def.fields.iter().map(|f| Arc::from(f.as_ref())).collect(),
+                    names[def.fields.clone()]
+                        .iter()
+                        .map(|f| Arc::from(f.as_ref()))
+                        .collect(),
                 )
             })
             .clone()
@@ -977,4 +997,67 @@ fn decode_cesu(bytes: &[u8], at: usize) -> Result<String> {
     Ok(char::decode_utf16(units)
         .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
         .collect())
+}
+
+/// A stack that keeps its first `N` items inline (no allocation for the
+/// shallow graphs of ordinary messages).
+#[derive(Debug)]
+pub(crate) struct Small<T, const N: usize> {
+    inline: [T; N],
+    len: usize,
+    spill: Vec<T>,
+}
+
+impl<T: Copy + Default, const N: usize> Default for Small<T, N> {
+    fn default() -> Self {
+        Small {
+            inline: [T::default(); N],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy + PartialEq, const N: usize> Small<T, N> {
+    #[inline]
+    pub(crate) fn push(&mut self, v: T) {
+        if self.len < N {
+            self.inline[self.len] = v;
+        } else {
+            self.spill.push(v);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self) {
+        if self.len > N {
+            self.spill.pop();
+        }
+        self.len = self.len.saturating_sub(1);
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn get(&self, i: usize) -> Option<T> {
+        if i >= self.len {
+            None
+        } else if i < N {
+            Some(self.inline[i])
+        } else {
+            self.spill.get(i - N).copied()
+        }
+    }
+
+    pub(crate) fn contains(&self, v: &T) -> bool {
+        self.inline[..self.len.min(N)].contains(v) || self.spill.contains(v)
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+        self.spill.clear();
+    }
 }

@@ -64,6 +64,14 @@ impl Name {
     }
 }
 
+/// A serde struct whose field names (and class definition bytes) are known.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KnownStruct {
+    name: &'static str,
+    fields: (usize, usize),
+    bytes: (usize, usize),
+}
+
 #[derive(Debug)]
 pub(crate) struct EncClass {
     pub(crate) name: Name,
@@ -116,8 +124,10 @@ pub struct Encoder<B> {
     pub(crate) enum_refs: Vec<(&'static str, &'static str, u32)>,
     /// Field names of serde structs seen before, kept across `reset()` so a
     /// reused encoder needs no dry run: (struct name, start, len) into `known_fields`.
-    pub(crate) known_structs: Vec<(&'static str, usize, usize)>,
+    pub(crate) known_structs: Vec<KnownStruct>,
     pub(crate) known_fields: Vec<&'static str>,
+    /// The encoded class definitions of `known_structs`.
+    known_bytes: Vec<u8>,
 }
 
 impl<B: Output> Encoder<B> {
@@ -132,6 +142,7 @@ impl<B: Output> Encoder<B> {
             enum_refs: Vec::new(),
             known_structs: Vec::new(),
             known_fields: Vec::new(),
+            known_bytes: Vec::new(),
         }
     }
 
@@ -489,19 +500,27 @@ impl<B: Output> Encoder<B> {
     /// Defines the class of serde struct `name` from the fields remembered
     /// from an earlier stream, if any; returns its index.
     pub(crate) fn define_known_struct(&mut self, name: &'static str) -> Option<usize> {
-        let &(_, start, len) = self
+        let k = *self
             .known_structs
             .iter()
-            .find(|(n, _, _)| std::ptr::eq(*n, name))
-            .or_else(|| self.known_structs.iter().find(|(n, _, _)| *n == name))?;
+            .find(|k| std::ptr::eq(k.name, name))
+            .or_else(|| self.known_structs.iter().find(|k| k.name == name))?;
         let first = self.class_fields.len();
-        for i in start..start + len {
+        for i in k.fields.0..k.fields.0 + k.fields.1 {
             self.class_fields.push(Name::Static(self.known_fields[i]));
         }
-        Some(self.define_class(Name::Static(name), first))
+        self.out
+            .put(&self.known_bytes[k.bytes.0..k.bytes.0 + k.bytes.1]);
+        self.classes.push(EncClass {
+            name: Name::Static(name),
+            start: first,
+            len: k.fields.1,
+        });
+        Some(self.classes.len() - 1)
     }
 
-    /// Remembers the fields of serde struct `name` (pushed on `class_fields` from `start`).
+    /// Remembers the fields of serde struct `name` (pushed on `class_fields`
+    /// from `start`) and the bytes of its class definition.
     pub(crate) fn remember_struct(&mut self, name: &'static str, start: usize) {
         if self.known_structs.len() >= 256 {
             return;
@@ -512,8 +531,25 @@ impl<B: Output> Encoder<B> {
                 self.known_fields.push(s);
             }
         }
-        self.known_structs
-            .push((name, first, self.known_fields.len() - first));
+        let end = self.known_fields.len();
+        let mut bytes = std::mem::take(&mut self.known_bytes);
+        let b0 = bytes.len();
+        {
+            let mut e = Encoder::new(&mut bytes);
+            e.out.put_u8(tags::CLASS_DEF);
+            e.put_str_raw(name);
+            e.put_int((end - first) as i32);
+            for i in first..end {
+                e.put_str_raw(self.known_fields[i]);
+            }
+        }
+        let b1 = bytes.len();
+        self.known_bytes = bytes;
+        self.known_structs.push(KnownStruct {
+            name,
+            fields: (first, end - first),
+            bytes: (b0, b1 - b0),
+        });
     }
 
     /// Finds the latest class definition with this name (serde structs).

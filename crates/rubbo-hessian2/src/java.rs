@@ -457,3 +457,51 @@ impl<'de> Deserialize<'de> for JavaException {
             .ok_or_else(|| serde::de::Error::custom("expected a Java exception object"))
     }
 }
+
+/// A Java `byte[]`: serializes as Hessian binary (a plain `Vec<u8>` would be
+/// a list of ints); deserializes from binary or a list of ints.
+///
+/// ```
+/// use rubbo_hessian2::{from_slice, to_vec, Binary};
+/// let b = Binary(vec![1, 2, 3]);
+/// assert_eq!(to_vec(&b)?, [0x23, 1, 2, 3]);
+/// assert_eq!(from_slice::<Binary>(&[0x23, 1, 2, 3])?, b);
+/// # Ok::<(), rubbo_hessian2::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Binary(pub Vec<u8>);
+
+impl Serialize for Binary {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Binary {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Binary;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("binary data")
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> Result<Binary, E> {
+                Ok(Binary(v.to_vec()))
+            }
+            fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Binary, E> {
+                Ok(Binary(v))
+            }
+            fn visit_unit<E>(self) -> Result<Binary, E> {
+                Ok(Binary(Vec::new()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Binary, A::Error> {
+                let mut out = Vec::new();
+                while let Some(b) = a.next_element::<u8>()? {
+                    out.push(b);
+                }
+                Ok(Binary(out))
+            }
+        }
+        d.deserialize_byte_buf(V)
+    }
+}

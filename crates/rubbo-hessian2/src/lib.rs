@@ -23,7 +23,7 @@ mod value_serde;
 pub use decoder::{DEFAULT_MAX_DEPTH, Decoder};
 pub use encoder::{Encoder, Output};
 pub use error::{Error, Result};
-pub use java::{BigDecimal, BigInteger, Date, JavaException, StackTraceElement};
+pub use java::{BigDecimal, BigInteger, Binary, Date, JavaException, StackTraceElement};
 #[cfg(feature = "json")]
 pub use json::{json_to_value, value_to_json};
 pub use value::{List, Map, Object, Value};

@@ -202,8 +202,10 @@ fn binary_and_dates_match_java() {
     }
     let big: Value = one("binary_70000");
     assert_eq!(big, Value::Binary(bytes(70000)));
-    // Java byte[] into Vec<u8>
+    // Java byte[] into Vec<u8>, and the Binary helper both ways
     assert_eq!(one::<Vec<u8>>("binary_16"), bytes(16));
+    both("binary_1023", rubbo_hessian2::Binary(bytes(1023)));
+    both("binary_empty", rubbo_hessian2::Binary(Vec::new()));
     both("date_epoch", Date(0));
     both("date_ms", Date(1_700_000_000_001));
     both("date_minute", Date(1_699_999_980_000));
@@ -288,6 +290,13 @@ fn pojos_enums_and_refs_match_java() {
         },
     );
     both("user", user(1));
+    // a reused encoder (struct definitions cached across streams) writes the same bytes
+    let mut enc = Encoder::new(bytes::BytesMut::new());
+    for _ in 0..3 {
+        enc.write(&vec![user(0), user(1), user(2)]).expect("users");
+        assert_eq!(enc.get_mut().split().as_ref(), java("users_3").as_slice());
+        enc.reset();
+    }
     both("user_nulls", User::default());
     both("users_3", vec![user(0), user(1), user(2)]);
     // the same object twice: second is a back-reference, resolved for typed decoding
