@@ -337,3 +337,51 @@ fn weights_follow_a_provider_replaced_in_place() {
     let rr = table.get("roundrobin").unwrap();
     assert_eq!(histogram(&*rr, &ps, &inv("m"), 1_000), vec![900, 100]);
 }
+
+#[tokio::test]
+async fn shortestresponse_window_restarts() {
+    use rubbo_cluster::loadbalance::ShortestResponseLoadBalance;
+    let status = Arc::new(RpcStatus::new());
+    let lb = ShortestResponseLoadBalance::new(status.clone(), Rand::seeded(12))
+        .with_slide_period_ms(400);
+    let slow = TestInvoker::new(&provider_url(1, ""), |_, _| {
+        Reply::After(Duration::from_millis(25), Box::new(Reply::Ok))
+    });
+    let fast = TestInvoker::ok(&provider_url(2, ""));
+    let ps: Vec<BoxInvoker> = [slow, fast]
+        .iter()
+        .map(|t| StatusInvoker::wrap(t.boxed(), status.clone()))
+        .collect();
+    for p in &ps {
+        bounded(p.invoke(inv("m"))).await.unwrap();
+    }
+    assert_eq!(histogram(&lb, &ps, &inv("m"), 200), vec![0, 200]);
+    // The window is the behaviour under test: let it run out.
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    lb.select(&ps, &consumer(), &inv("m"));
+    // A new window has no samples: both estimate 0, a fair split.
+    assert_share(&histogram(&lb, &ps, &inv("m"), 10_000), &[1.0, 1.0], 0.03);
+}
+
+#[test]
+fn roundrobin_is_exact_under_concurrency() {
+    let lb = Arc::new(RoundRobinLoadBalance::new());
+    let ps = Arc::new(providers(&["weight=3", "weight=2", "weight=1"]));
+    let counts = Arc::new(parking_lot::Mutex::new(vec![0usize; 3]));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let (lb, ps, counts) = (lb.clone(), ps.clone(), counts.clone());
+            std::thread::spawn(move || {
+                for _ in 0..1_500 {
+                    let p = lb.select(&ps, &consumer(), &inv("m")).unwrap();
+                    let i = ps.iter().position(|x| Arc::ptr_eq(x, &p)).unwrap();
+                    counts.lock()[i] += 1;
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(*counts.lock(), vec![3_000, 2_000, 1_000]);
+}
