@@ -13,6 +13,14 @@ use crate::value::{List, Map, Object, Value};
 pub trait Output {
     /// Appends bytes.
     fn put(&mut self, bytes: &[u8]);
+    /// The number of bytes in the buffer.
+    fn len(&self) -> usize;
+    /// Whether the buffer is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Shortens the buffer to `len` bytes (used to undo a partly written value).
+    fn truncate(&mut self, len: usize);
     /// Appends one byte.
     fn put_u8(&mut self, b: u8) {
         self.put(&[b]);
@@ -23,6 +31,12 @@ impl Output for Vec<u8> {
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
         self.extend_from_slice(bytes);
+    }
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn truncate(&mut self, len: usize) {
+        Vec::truncate(self, len);
     }
     #[inline]
     fn put_u8(&mut self, b: u8) {
@@ -35,12 +49,24 @@ impl Output for BytesMut {
     fn put(&mut self, bytes: &[u8]) {
         self.extend_from_slice(bytes);
     }
+    fn len(&self) -> usize {
+        BytesMut::len(self)
+    }
+    fn truncate(&mut self, len: usize) {
+        BytesMut::truncate(self, len);
+    }
 }
 
 impl<O: Output + ?Sized> Output for &mut O {
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
         (**self).put(bytes);
+    }
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+    fn truncate(&mut self, len: usize) {
+        (**self).truncate(len);
     }
     #[inline]
     fn put_u8(&mut self, b: u8) {
@@ -62,6 +88,18 @@ impl Name {
             Name::Shared(s) => s,
         }
     }
+}
+
+/// The encoder's state before a struct, to undo it if its fields turn out
+/// not to match the class definition chosen for its name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Snapshot {
+    out: usize,
+    classes: usize,
+    class_fields: usize,
+    types: usize,
+    enum_refs: usize,
+    next_ref: u32,
 }
 
 /// A serde struct whose field names (and class definition bytes) are known.
@@ -128,6 +166,10 @@ pub struct Encoder<B> {
     pub(crate) known_fields: Vec<&'static str>,
     /// The encoded class definitions of `known_structs`.
     known_bytes: Vec<u8>,
+    /// Set when a struct's fields did not match its class definition.
+    pub(crate) mismatch: Option<Snapshot>,
+    /// The class definition the next struct must use (after a mismatch).
+    pub(crate) forced_class: Option<usize>,
 }
 
 impl<B: Output> Encoder<B> {
@@ -143,6 +185,8 @@ impl<B: Output> Encoder<B> {
             known_structs: Vec::new(),
             known_fields: Vec::new(),
             known_bytes: Vec::new(),
+            mismatch: None,
+            forced_class: None,
         }
     }
 
@@ -169,6 +213,26 @@ impl<B: Output> Encoder<B> {
         self.types.clear();
         self.next_ref = 0;
         self.enum_refs.clear();
+    }
+
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            out: self.out.len(),
+            classes: self.classes.len(),
+            class_fields: self.class_fields.len(),
+            types: self.types.len(),
+            enum_refs: self.enum_refs.len(),
+            next_ref: self.next_ref,
+        }
+    }
+
+    pub(crate) fn restore(&mut self, s: Snapshot) {
+        self.out.truncate(s.out);
+        self.classes.truncate(s.classes);
+        self.class_fields.truncate(s.class_fields);
+        self.types.truncate(s.types);
+        self.enum_refs.truncate(s.enum_refs);
+        self.next_ref = s.next_ref;
     }
 
     /// The reference index the next list, map or object will get.

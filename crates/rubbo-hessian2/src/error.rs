@@ -84,6 +84,11 @@ pub enum Error {
     #[doc(hidden)]
     #[error("internal: class definition needed")]
     NeedClassDef,
+    /// Internal signal: a struct's fields differ from the class definition
+    /// chosen for its name. Never returned to callers.
+    #[doc(hidden)]
+    #[error("internal: class definition mismatch")]
+    ClassMismatch,
 }
 
 impl Error {

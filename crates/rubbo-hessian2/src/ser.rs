@@ -24,24 +24,65 @@ pub(crate) fn serialize_child<B: Output, T: Serialize + ?Sized>(
     match v.serialize(&mut *enc) {
         Err(Error::NeedClassDef) => {
             let start = enc.class_fields.len();
-            let collected = v.serialize(FieldCollector {
-                fields: &mut enc.class_fields,
-            });
-            let name = match collected {
-                Ok(n) => n,
-                Err(e) => {
-                    enc.class_fields.truncate(start);
-                    return Err(e);
-                }
-            };
+            let name = collect_fields(enc, v, start)?;
             enc.remember_struct(name, start);
             enc.define_class(Name::Static(name), start);
-            match v.serialize(&mut *enc) {
-                Err(Error::NeedClassDef) => Err(Error::Unsupported(
-                    "struct serialized differently on a second pass",
-                )),
-                r => r,
-            }
+            retry(enc, v)
+        }
+        Err(Error::ClassMismatch) => {
+            // Another struct of the same serde name with other fields: undo what
+            // was written, then use (or write) the definition of these fields.
+            let Some(snap) = enc.mismatch.take() else {
+                return Err(Error::Unsupported("class definition mismatch"));
+            };
+            enc.restore(snap);
+            let start = enc.class_fields.len();
+            let name = collect_fields(enc, v, start)?;
+            let fields = &enc.class_fields[start..];
+            let found = enc.classes.iter().position(|c| {
+                c.name.as_str() == name
+                    && c.len == fields.len()
+                    && enc.class_fields[c.start..c.start + c.len]
+                        .iter()
+                        .zip(fields)
+                        .all(|(a, b)| a.as_str() == b.as_str())
+            });
+            let idx = match found {
+                Some(i) => {
+                    enc.class_fields.truncate(start);
+                    i
+                }
+                None => enc.define_class(Name::Static(name), start),
+            };
+            enc.forced_class = Some(idx);
+            retry(enc, v)
+        }
+        r => r,
+    }
+}
+
+/// Dry run: pushes the struct's field names onto `class_fields`; returns its name.
+fn collect_fields<B: Output, T: Serialize + ?Sized>(
+    enc: &mut Encoder<B>,
+    v: &T,
+    start: usize,
+) -> Result<&'static str> {
+    let collected = v.serialize(FieldCollector {
+        fields: &mut enc.class_fields,
+    });
+    if collected.is_err() {
+        enc.class_fields.truncate(start);
+    }
+    collected
+}
+
+fn retry<B: Output, T: Serialize + ?Sized>(enc: &mut Encoder<B>, v: &T) -> Result<()> {
+    match v.serialize(&mut *enc) {
+        Err(Error::NeedClassDef | Error::ClassMismatch) => {
+            enc.forced_class = None;
+            Err(Error::Unsupported(
+                "struct serialized differently on a second pass",
+            ))
         }
         r => r,
     }
@@ -246,9 +287,13 @@ impl<'a, B: Output> Serializer for &'a mut Encoder<B> {
         Ok(MapSer { enc: self })
     }
     fn serialize_struct(self, name: &'static str, _: usize) -> Result<StructSer<'a, B>> {
-        let idx = match self.find_class_by_name(name) {
+        let snap = self.snapshot();
+        let idx = match self.forced_class.take() {
             Some(i) => i,
-            None => self.define_known_struct(name).ok_or(Error::NeedClassDef)?,
+            None => match self.find_class_by_name(name) {
+                Some(i) => i,
+                None => self.define_known_struct(name).ok_or(Error::NeedClassDef)?,
+            },
         };
         self.object_tag(idx);
         let c = &self.classes[idx];
@@ -258,6 +303,7 @@ impl<'a, B: Output> Serializer for &'a mut Encoder<B> {
             start,
             len,
             cursor: 0,
+            snap,
         })
     }
     fn serialize_struct_variant(
@@ -372,6 +418,7 @@ pub struct StructSer<'a, B> {
     start: usize,
     len: usize,
     cursor: usize,
+    snap: crate::encoder::Snapshot,
 }
 
 impl<B: Output> StructSer<'_, B> {
@@ -383,9 +430,8 @@ impl<B: Output> StructSer<'_, B> {
                 Name::Shared(s) => s.as_ref() == key,
             };
         if !ok {
-            return Err(Error::Unsupported(
-                "struct fields differ from the class definition this stream already has for its name",
-            ));
+            self.enc.mismatch = Some(self.snap);
+            return Err(Error::ClassMismatch);
         }
         self.cursor += 1;
         Ok(())
@@ -404,8 +450,9 @@ impl<B: Output> ser::SerializeStruct for StructSer<'_, B> {
         self.enc.write_null()
     }
     fn end(self) -> Result<()> {
-        for _ in self.cursor..self.len {
-            self.enc.write_null()?;
+        if self.cursor < self.len {
+            self.enc.mismatch = Some(self.snap);
+            return Err(Error::ClassMismatch);
         }
         Ok(())
     }
