@@ -61,6 +61,15 @@ fn select(c: &mut Criterion) {
             });
         }
     }
+    let lb = table.get("consistenthash").unwrap();
+    for n in [10, 100, 1000] {
+        let ps = Arc::new(providers(n));
+        group.bench_with_input(
+            BenchmarkId::new("consistenthash-shared-list", n),
+            &ps,
+            |b, ps| b.iter(|| black_box(lb.select_list(black_box(ps), &consumer, &inv))),
+        );
+    }
     group.finish();
 }
 

@@ -269,6 +269,24 @@ fn consistenthash_is_stable_when_one_provider_of_ten_leaves() {
     }
     let share = moved as f64 / keys.len() as f64;
     assert!((0.04..=0.17).contains(&share), "moved share {share}");
+    // The shared-list path (what cluster invokers use) agrees with the slice path,
+    // before and after the change.
+    let shared_all = Arc::new(all.clone());
+    let shared_rest = Arc::new(rest.clone());
+    for (i, k) in keys.iter().enumerate().step_by(7) {
+        let b = lb
+            .select_list(&shared_all, &consumer(), k)
+            .unwrap()
+            .url()
+            .address();
+        assert_eq!(b, before[i]);
+        let a = lb
+            .select_list(&shared_rest, &consumer(), k)
+            .unwrap()
+            .url()
+            .address();
+        assert_eq!(a, after[i]);
+    }
     // Spread over the ring is roughly even.
     let mut counts: HashMap<&String, usize> = HashMap::new();
     for b in &before {

@@ -139,7 +139,7 @@ impl ClusterBase {
         &self,
         lb: &dyn LoadBalance,
         inv: &Invocation,
-        invokers: &[BoxInvoker],
+        invokers: &Arc<Vec<BoxInvoker>>,
         selected: &[BoxInvoker],
     ) -> Option<BoxInvoker> {
         let first = invokers.first()?;
@@ -159,7 +159,7 @@ impl ClusterBase {
                 }
             }
         }
-        let chosen = self.do_select(lb, inv, invokers, selected)?;
+        let chosen = self.do_select(lb, inv, invokers, Some(invokers), selected)?;
         if sticky {
             *self.sticky.lock() = Some(chosen.clone());
         }
@@ -171,12 +171,16 @@ impl ClusterBase {
         lb: &dyn LoadBalance,
         inv: &Invocation,
         invokers: &[BoxInvoker],
+        list: Option<&Arc<Vec<BoxInvoker>>>,
         selected: &[BoxInvoker],
     ) -> Option<BoxInvoker> {
         if invokers.len() == 1 {
             return Some(invokers[0].clone());
         }
-        let mut chosen = lb.select(invokers, self.url(), inv)?;
+        let mut chosen = match list {
+            Some(list) => lb.select_list(list, self.url(), inv)?,
+            None => lb.select(invokers, self.url(), inv)?,
+        };
         let is_selected = contains(selected, &chosen);
         let unavailable = self.available_check && !chosen.is_available();
         if is_selected || unavailable {

@@ -18,8 +18,10 @@ use crate::status::invoker_key;
 #[derive(Debug)]
 struct Selector {
     identity: u64,
-    ring: BTreeMap<u32, BoxInvoker>,
-    arguments: Vec<usize>,
+    /// The shared list this ring was last used with, if any.
+    list: Option<std::sync::Weak<Vec<BoxInvoker>>>,
+    ring: Arc<BTreeMap<u32, BoxInvoker>>,
+    arguments: Arc<[usize]>,
 }
 
 /// Word `n` (0..4) of an MD5 digest, little-endian (Java's `hash(digest, n)`).
@@ -49,7 +51,7 @@ impl Selector {
             .and_then(|v| v.trim().parse::<i64>().ok())
             .unwrap_or(160)
             .max(0) as usize;
-        let arguments = lookup(&sources, Some(method), HASH_ARGUMENTS_KEY)
+        let arguments: Vec<usize> = lookup(&sources, Some(method), HASH_ARGUMENTS_KEY)
             .unwrap_or("0")
             .split(',')
             .filter_map(|s| s.trim().parse().ok())
@@ -66,15 +68,16 @@ impl Selector {
         }
         Selector {
             identity,
-            ring,
-            arguments,
+            list: None,
+            ring: Arc::new(ring),
+            arguments: arguments.into(),
         }
     }
 
     fn key(&self, inv: &Invocation) -> String {
         let mut key = String::new();
         if let Some(args) = inv.arguments().as_values() {
-            for &i in &self.arguments {
+            for &i in self.arguments.iter() {
                 if let Some(v) = args.get(i) {
                     key.push_str(&java_string(v));
                 }
@@ -99,7 +102,10 @@ impl Selector {
 /// Consistent hashing on an MD5 ring: `hash.nodes` (default 160) virtual nodes per
 /// provider, keyed by the arguments listed in `hash.arguments` (default `0`, the
 /// first), each as Java's `String.valueOf`. The ring is rebuilt only when the provider
-/// list changes; a lookup is O(log n).
+/// list changes; a lookup is O(log n). Given a shared list
+/// ([`select_list`](LoadBalance::select_list), what the cluster invokers use), a list
+/// seen before is recognised by identity; a plain slice is checked by an O(n) scan of
+/// its invoker addresses (Java hashes the list too).
 #[derive(Debug, Default)]
 pub struct ConsistentHashLoadBalance {
     selectors: RwLock<HashMap<u64, Arc<Selector>>>,
@@ -120,24 +126,71 @@ fn list_identity(invokers: &[BoxInvoker]) -> u64 {
     h
 }
 
+fn method_key(inv: &Invocation) -> u64 {
+    let mut kh = std::collections::hash_map::DefaultHasher::new();
+    (inv.group(), inv.interface(), inv.version(), inv.method()).hash(&mut kh);
+    kh.finish()
+}
+
+impl ConsistentHashLoadBalance {
+    /// The ring for `invokers`, rebuilt only when the list's identity changed.
+    fn selector(
+        &self,
+        invokers: &[BoxInvoker],
+        list: Option<&Arc<Vec<BoxInvoker>>>,
+        url: &Url,
+        inv: &Invocation,
+    ) -> Arc<Selector> {
+        let key = method_key(inv);
+        let current = self.selectors.read().get(&key).cloned();
+        if let (Some(s), Some(list)) = (&current, list) {
+            // Same shared list: it cannot have changed (the weak handle forbids
+            // `Arc::get_mut`), so no scan is needed.
+            if s.list
+                .as_ref()
+                .is_some_and(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(list)))
+            {
+                return s.clone();
+            }
+        }
+        let identity = list_identity(invokers);
+        let selector = match current {
+            Some(s) if s.identity == identity => Arc::new(Selector {
+                identity,
+                list: list.map(Arc::downgrade),
+                ring: s.ring.clone(),
+                arguments: s.arguments.clone(),
+            }),
+            _ => {
+                let mut s = Selector::new(invokers, url, inv.method(), identity);
+                s.list = list.map(Arc::downgrade);
+                Arc::new(s)
+            }
+        };
+        self.selectors.write().insert(key, selector.clone());
+        selector
+    }
+}
+
 impl LoadBalance for ConsistentHashLoadBalance {
+    fn select_list(
+        &self,
+        invokers: &Arc<Vec<BoxInvoker>>,
+        url: &Url,
+        inv: &Invocation,
+    ) -> Option<BoxInvoker> {
+        if invokers.is_empty() {
+            return None;
+        }
+        self.selector(invokers, Some(invokers), url, inv)
+            .select(inv)
+    }
+
     fn select(&self, invokers: &[BoxInvoker], url: &Url, inv: &Invocation) -> Option<BoxInvoker> {
         if invokers.is_empty() {
             return None;
         }
-        let mut kh = std::collections::hash_map::DefaultHasher::new();
-        (inv.group(), inv.interface(), inv.version(), inv.method()).hash(&mut kh);
-        let key = kh.finish();
-        let identity = list_identity(invokers);
-        let current = self.selectors.read().get(&key).cloned();
-        let selector = match current {
-            Some(s) if s.identity == identity => s,
-            _ => {
-                let s = Arc::new(Selector::new(invokers, url, inv.method(), identity));
-                self.selectors.write().insert(key, s.clone());
-                s
-            }
-        };
+        let selector = self.selector(invokers, None, url, inv);
         selector.select(inv)
     }
 }

@@ -66,6 +66,18 @@ pub trait LoadBalance: Send + Sync + fmt::Debug + 'static {
         url: &Url,
         invocation: &Invocation,
     ) -> Option<BoxInvoker>;
+
+    /// Picks from a shared, immutable list (a directory snapshot or routing result),
+    /// which a balancer may recognise by identity to reuse state built for it.
+    /// Defaults to [`select`](Self::select).
+    fn select_list(
+        &self,
+        invokers: &Arc<Vec<BoxInvoker>>,
+        url: &Url,
+        invocation: &Invocation,
+    ) -> Option<BoxInvoker> {
+        self.select(invokers, url, invocation)
+    }
 }
 
 /// What the built-in balancers share: call statistics and a random source.
