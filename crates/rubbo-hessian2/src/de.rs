@@ -502,3 +502,72 @@ impl<'de> de::Deserializer<'de> for &mut Decoder<'de> {
         visitor.visit_unit()
     }
 }
+
+impl<'de> Decoder<'de> {
+    /// Reads `count` top-level values as one serde value: a tuple, a `Vec`,
+    /// or a struct (fields in order), the inverse of
+    /// [`Encoder::write_args`](crate::Encoder::write_args). Exactly `count`
+    /// values are consumed, even if `T` takes fewer.
+    ///
+    /// ```
+    /// use rubbo_hessian2::{Decoder, Encoder};
+    /// let mut buf = Vec::new();
+    /// Encoder::new(&mut buf).write_args(&("a", 7i32))?;
+    /// let (s, n): (String, i32) = Decoder::new(&buf).read_args(2)?;
+    /// assert_eq!((s.as_str(), n), ("a", 7));
+    /// # Ok::<(), rubbo_hessian2::Error>(())
+    /// ```
+    pub fn read_args<T: de::Deserialize<'de>>(&mut self, count: usize) -> Result<T> {
+        let start = self.position();
+        let mut args = ArgsDeserializer {
+            de: self,
+            left: count,
+        };
+        let v = T::deserialize(&mut args).map_err(|e| e.with_offset(start))?;
+        for _ in 0..args.left {
+            args.de.skip_value()?;
+        }
+        Ok(v)
+    }
+}
+
+struct ArgsDeserializer<'a, 'de> {
+    de: &'a mut Decoder<'de>,
+    left: usize,
+}
+
+impl<'de> SeqAccess<'de> for &mut ArgsDeserializer<'_, 'de> {
+    type Error = Error;
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        seed.deserialize(&mut *self.de).map(Some)
+    }
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.left)
+    }
+}
+
+impl<'de> de::Deserializer<'de> for &mut ArgsDeserializer<'_, 'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_seq(self)
+    }
+
+    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.left == 0 {
+            visitor.visit_unit()
+        } else {
+            visitor.visit_seq(self)
+        }
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit_struct newtype_struct seq tuple tuple_struct
+        map struct enum identifier ignored_any
+    }
+}

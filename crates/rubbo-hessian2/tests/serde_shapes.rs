@@ -112,3 +112,41 @@ fn skipped_and_flattened_fields() {
     assert_eq!(bytes.iter().filter(|&&b| b == b'C').count(), 1);
     assert_eq!(from_slice::<Vec<Skip>>(&bytes).expect("dec"), items);
 }
+
+#[test]
+fn read_args_is_the_inverse_of_write_args() {
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Args {
+        name: String,
+        n: i64,
+        tags: Vec<String>,
+    }
+    let args = Args {
+        name: "x".into(),
+        n: 1 << 40,
+        tags: vec!["t".into()],
+    };
+    let mut out = Vec::new();
+    let mut enc = Encoder::new(&mut out);
+    enc.write_args(&args).expect("args");
+    enc.write(&HashMap::from([("k", "v")]))
+        .expect("attachments");
+    let mut d = Decoder::new(&out);
+    assert_eq!(d.read_args::<Args>(3).expect("struct"), args);
+    let att: HashMap<String, String> = d.read().expect("attachments");
+    assert_eq!(att["k"], "v");
+    // as a tuple, as values, and fewer than written (the rest is skipped)
+    let mut d = Decoder::new(&out);
+    let t: (String, i64, Vec<String>) = d.read_args(3).expect("tuple");
+    assert_eq!(t.1, 1 << 40);
+    let mut d = Decoder::new(&out);
+    let vs: Vec<Value> = d.read_args(3).expect("values");
+    assert_eq!(vs.len(), 3);
+    let mut d = Decoder::new(&out);
+    let (first,): (String,) = d.read_args(3).expect("prefix");
+    assert_eq!(first, "x");
+    assert!(d.read::<HashMap<String, String>>().is_ok());
+    // no arguments
+    let mut d = Decoder::new(&out[..0]);
+    d.read_args::<()>(0).expect("unit");
+}
