@@ -30,6 +30,8 @@ struct Config {
     systems: Vec<System>,
     threads: usize,
     rounds: usize,
+    /// Raw baseline writers yield once before writing, to coalesce frames.
+    raw_coalesce: bool,
 }
 
 fn env<T: FromStr>(name: &str, default: T) -> anyhow::Result<T>
@@ -79,6 +81,7 @@ impl Config {
             systems: env_list("RUBBO_BENCH_SYSTEMS", "raw,tonic,rubbo")?,
             threads: env("RUBBO_BENCH_THREADS", 2)?,
             rounds: env::<usize>("RUBBO_BENCH_ROUNDS", 1)?.clamp(1, 20),
+            raw_coalesce: env::<u8>("RUBBO_BENCH_RAW_COALESCE", 1)? != 0,
         })
     }
 }
@@ -109,7 +112,7 @@ async fn run_all(config: &Config) -> anyhow::Result<Vec<Row>> {
             for round in 1..=config.rounds {
                 for &system in &config.systems {
                     let result = match system {
-                        System::Raw => cell_raw(&text, inflight, config.limits).await,
+                        System::Raw => cell_raw(&text, inflight, config).await,
                         System::Tonic => cell_tonic(&text, inflight, config.limits).await,
                         System::Rubbo => cell_rubbo(leaked, inflight, config.limits).await,
                     };
@@ -135,13 +138,15 @@ async fn run_all(config: &Config) -> anyhow::Result<Vec<Row>> {
     Ok(rows)
 }
 
-async fn cell_raw(text: &str, inflight: usize, limits: Limits) -> anyhow::Result<Measured> {
-    let server = raw::serve().await.context("raw server")?;
-    let client = raw::Client::connect(server.addr, Bytes::copy_from_slice(text.as_bytes()))
+async fn cell_raw(text: &str, inflight: usize, config: &Config) -> anyhow::Result<Measured> {
+    let coalesce = config.raw_coalesce;
+    let server = raw::serve(coalesce).await.context("raw server")?;
+    let payload = Bytes::copy_from_slice(text.as_bytes());
+    let client = raw::Client::connect(server.addr, payload, coalesce)
         .await
         .context("raw client")?;
     warm_check(&client).await?;
-    load::run(&client, inflight, limits).await
+    load::run(&client, inflight, config.limits).await
 }
 
 async fn cell_tonic(text: &str, inflight: usize, limits: Limits) -> anyhow::Result<Measured> {

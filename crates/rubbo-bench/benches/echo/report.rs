@@ -159,12 +159,13 @@ pub(crate) fn render(rows: &[Row], config: &Config, loadavg: &str) -> String {
         out,
         "Echo over one connection on 127.0.0.1; client and server in one process on one \
          tokio runtime with {} worker threads; {:.1} s measured per cell after {:.1} s \
-         warm-up, best of {} round(s); latency p50/p99 and process CPU time per call (client + server) in µs; load average at the end: \
+         warm-up, best of {} round(s); raw writers coalescing: {}; latency p50/p99 and process CPU time per call (client + server) in µs; load average at the end: \
          {loadavg}.\n",
         config.threads,
         config.limits.measure.as_secs_f64(),
         config.limits.warmup.as_secs_f64(),
         config.rounds,
+        if config.raw_coalesce { "yes" } else { "no" },
     );
     let mut header = String::from("| payload | in flight |");
     let mut rule = String::from("|---|---:|");
