@@ -1,7 +1,7 @@
 //! The consumer side: an invoker that calls one provider over a shared connection.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use bytes::BytesMut;
 use rubbo_common::keys::{self, Timeout};
@@ -33,6 +33,8 @@ struct Inner {
     /// the shared one, which closes when its last user drops it.
     exclusive: bool,
     destroyed: AtomicBool,
+    /// The size of the last request body, the capacity hint for the next one.
+    last_request_len: AtomicUsize,
 }
 
 impl DubboInvoker {
@@ -56,6 +58,7 @@ impl DubboInvoker {
                 exclusive,
                 url,
                 destroyed: AtomicBool::new(false),
+                last_request_len: AtomicUsize::new(128),
             }),
         }
     }
@@ -90,9 +93,15 @@ impl Invoker for DubboInvoker {
                     application: inner.application.as_deref(),
                     token: inner.token.as_deref(),
                 };
-                let mut body = BytesMut::with_capacity(128);
+                let mut body = BytesMut::with_capacity(
+                    inner
+                        .last_request_len
+                        .load(Ordering::Relaxed)
+                        .clamp(128, 64 * 1024),
+                );
                 codec::encode_request(&inv, &meta, &mut body)
                     .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
+                inner.last_request_len.store(body.len(), Ordering::Relaxed);
                 if inner.payload > 0 && body.len() as i64 > inner.payload {
                     return Err(RpcError::serialization(format!(
                         "Data length too large: {}, max payload: {}",

@@ -105,6 +105,8 @@ impl DubboHandler {
             )
         })?;
         let with_attachments = codec::supports_response_attachments(&decoded.dubbo_version);
+        // Responses are usually about as large as requests (echo-like calls).
+        let capacity = req.body.len().clamp(64, 64 * 1024);
         let exported = self.lookup(&decoded, conn.local)?;
         let result = self.call(&exported, decoded, conn).await;
         let result = match result {
@@ -119,7 +121,7 @@ impl DubboHandler {
             }
             Err(e) => return Err((status_for_error(&e), e.message().to_owned())),
         };
-        let mut body = BytesMut::with_capacity(64);
+        let mut body = BytesMut::with_capacity(capacity);
         codec::encode_response(&result, with_attachments, &mut body).map_err(|e| {
             warn!(error = %e, "cannot encode the response");
             (
@@ -225,7 +227,6 @@ impl DubboHandler {
             inv = inv.with_group(g.to_owned());
         }
         *inv.attachments_mut() = req.attachments;
-        inv.set_attachment("remote.address", conn.peer.to_string());
         if generic::is_generic(&req.method) && req.parameter_types == descriptor::GENERIC_DESC {
             let real = generic::unwrap_generic(&inv)?;
             let result = exported.invoker.invoke(real).await?;

@@ -60,6 +60,7 @@ pub(crate) async fn run_writer<W: AsyncWrite + Unpin>(
     mut rx: mpsc::Receiver<Outgoing>,
     stop: WriterStop,
     pending: Option<Arc<Pending>>,
+    busy: Option<Arc<dyn Fn() -> usize + Send + Sync>>,
 ) {
     let mut batch: Vec<Outgoing> = Vec::with_capacity(MAX_BATCH);
     let mut buf = BytesMut::with_capacity(INITIAL_BUF);
@@ -83,6 +84,20 @@ pub(crate) async fn run_writer<W: AsyncWrite + Unpin>(
         if n == 0 {
             let _ = io.shutdown().await;
             return;
+        }
+        let outstanding = match (&busy, &pending) {
+            (Some(b), _) => b(),
+            (None, Some(p)) => p.len(),
+            _ => 0,
+        };
+        if outstanding > batch.len() && batch.len() < MAX_BATCH {
+            tokio::task::yield_now().await;
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(f) => batch.push(f),
+                    Err(_) => break,
+                }
+            }
         }
         if let Err(e) = write_batch(&mut io, &mut buf, &mut batch, pending.as_deref()).await {
             debug!(error = %e, "write failed, closing connection");
@@ -174,7 +189,7 @@ mod tests {
             close: CancellationToken::new(),
             drain: None,
         };
-        run_writer(rec.clone(), rx, stop, Some(pending.clone())).await;
+        run_writer(rec.clone(), rx, stop, Some(pending.clone()), None).await;
         assert_eq!(
             *rec.writes.lock(),
             vec![100 * (HEADER_LEN + 3)],
@@ -199,7 +214,7 @@ mod tests {
             close: CancellationToken::new(),
             drain: Some(drain),
         };
-        run_writer(rec.clone(), rx, stop, None).await;
+        run_writer(rec.clone(), rx, stop, None, None).await;
         let total: usize = rec.writes.lock().iter().sum();
         assert_eq!(total, 10 * (HEADER_LEN + 3));
         assert!(*rec.shut.lock());

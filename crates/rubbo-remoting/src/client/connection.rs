@@ -89,7 +89,7 @@ impl Connection {
             close: token,
             drain: None,
         };
-        tokio::spawn(run_writer(wr, rx, stop, Some(pending)).instrument(span.clone()));
+        tokio::spawn(run_writer(wr, rx, stop, Some(pending), None).instrument(span.clone()));
         let reader = ReadConfig {
             heartbeat: config.heartbeat,
             heartbeat_timeout: config.heartbeat_timeout,

@@ -59,6 +59,10 @@ impl Pending {
         self.shard(id).lock().insert(id, Entry { tx, sent: false });
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().len()).sum()
+    }
+
     pub(crate) fn remove(&self, id: i64) -> Option<Entry> {
         self.shard(id).lock().remove(&id)
     }

@@ -58,9 +58,19 @@ pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketA
         close: close.clone(),
         drain: Some(drain.clone()),
     };
-    shared
-        .tracker
-        .spawn(run_writer(wr, rx, stop, None).instrument(span.clone()));
+    shared.tracker.spawn(
+        run_writer(
+            wr,
+            rx,
+            stop,
+            None,
+            Some({
+                let s = shared.clone();
+                Arc::new(move || s.inflight.count())
+            }),
+        )
+        .instrument(span.clone()),
+    );
     let conn = ServerConn {
         shared: shared.clone(),
         info,
