@@ -233,8 +233,9 @@ fn parse_expr(expr: &str, raw: &str) -> Result<Vec<MatchPair>, ClusterError> {
     };
     let mut pairs: Vec<MatchPair> = Vec::new();
     let mut current: Option<usize> = None;
-    // Which list the last value went to: Some(true) = matches, Some(false) = mismatches.
-    let mut last_list: Option<bool> = None;
+    // The list the last `=` / `!=` value went to (pair index, matches?). As in Java it
+    // survives a new key, so `a = 1 & b , 2` adds 2 to a's values.
+    let mut last: Option<(usize, bool)> = None;
     for (sep, content) in tokens(expr) {
         match sep {
             "" | "&" => {
@@ -246,7 +247,11 @@ fn parse_expr(expr: &str, raw: &str) -> Result<Vec<MatchPair>, ClusterError> {
                     Some(i) => i,
                     None => {
                         // A key repeated without `&` replaces the earlier one (HashMap.put).
-                        pairs.retain(|p| p.key != key);
+                        if pairs.iter().any(|p| p.key == key) {
+                            pairs.retain(|p| p.key != key);
+                            // Java's value list now belongs to a dropped pair.
+                            last = None;
+                        }
                         pairs.push(MatchPair {
                             key,
                             matches: Vec::new(),
@@ -256,7 +261,6 @@ fn parse_expr(expr: &str, raw: &str) -> Result<Vec<MatchPair>, ClusterError> {
                     }
                 };
                 current = Some(idx);
-                last_list = None;
             }
             "=" | "!=" => {
                 let idx = current.ok_or_else(|| {
@@ -271,10 +275,10 @@ fn parse_expr(expr: &str, raw: &str) -> Result<Vec<MatchPair>, ClusterError> {
                     &mut pairs[idx].mismatches
                 };
                 list.push(content.to_owned());
-                last_list = Some(to_matches);
+                last = Some((idx, to_matches));
             }
             "," => {
-                let (Some(idx), Some(to_matches)) = (current, last_list) else {
+                let Some((idx, to_matches)) = last else {
                     return Err(illegal(format!(
                         "illegal route rule, \",\" before \"{content}\" has no value list"
                     )));
@@ -445,6 +449,14 @@ mod tests {
         assert!(range_match("5~", "7", false));
         // Non-numbers count as 0.
         assert!(range_match("0~1", "abc", true));
+    }
+
+    #[test]
+    fn comma_after_a_new_key_extends_the_previous_values_as_java_does() {
+        let c = Condition::parse("=> host = 1.1.1.1 & port , 2.2.2.2").unwrap();
+        let then = c.then.as_ref().unwrap();
+        assert_eq!(then[0].matches, ["1.1.1.1", "2.2.2.2"]);
+        assert!(then[1].matches.is_empty());
     }
 
     #[test]
