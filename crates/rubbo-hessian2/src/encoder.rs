@@ -22,6 +22,7 @@ pub trait Output {
     /// Shortens the buffer to `len` bytes (used to undo a partly written value).
     fn truncate(&mut self, len: usize);
     /// Appends one byte.
+    #[inline]
     fn put_u8(&mut self, b: u8) {
         self.put(&[b]);
     }
@@ -32,6 +33,7 @@ impl Output for Vec<u8> {
     fn put(&mut self, bytes: &[u8]) {
         self.extend_from_slice(bytes);
     }
+    #[inline]
     fn len(&self) -> usize {
         Vec::len(self)
     }
@@ -49,6 +51,7 @@ impl Output for BytesMut {
     fn put(&mut self, bytes: &[u8]) {
         self.extend_from_slice(bytes);
     }
+    #[inline]
     fn len(&self) -> usize {
         BytesMut::len(self)
     }
@@ -62,6 +65,7 @@ impl<O: Output + ?Sized> Output for &mut O {
     fn put(&mut self, bytes: &[u8]) {
         (**self).put(bytes);
     }
+    #[inline]
     fn len(&self) -> usize {
         (**self).len()
     }
@@ -95,10 +99,6 @@ impl Name {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Snapshot {
     out: usize,
-    classes: usize,
-    class_fields: usize,
-    types: usize,
-    enum_refs: usize,
     next_ref: u32,
 }
 
@@ -112,6 +112,8 @@ pub(crate) struct KnownStruct {
 
 #[derive(Debug)]
 pub(crate) struct EncClass {
+    /// Output offset where the definition was written.
+    pub(crate) at: usize,
     pub(crate) name: Name,
     pub(crate) start: usize,
     pub(crate) len: usize,
@@ -155,7 +157,8 @@ pub struct Encoder<B> {
     pub(crate) out: B,
     pub(crate) classes: Vec<EncClass>,
     pub(crate) class_fields: Vec<Name>,
-    types: Vec<Name>,
+    /// Type names, with the output offset where each was written.
+    types: Vec<(Name, usize)>,
     next_ref: u32,
     /// Enum constants already written (Java enums are singletons, so a second
     /// occurrence is a back-reference): class, constant, reference index.
@@ -218,20 +221,25 @@ impl<B: Output> Encoder<B> {
     pub(crate) fn snapshot(&self) -> Snapshot {
         Snapshot {
             out: self.out.len(),
-            classes: self.classes.len(),
-            class_fields: self.class_fields.len(),
-            types: self.types.len(),
-            enum_refs: self.enum_refs.len(),
             next_ref: self.next_ref,
         }
     }
 
+    /// Undoes everything written since `s`: bytes, and the class definitions,
+    /// type names and enum references they contained.
     pub(crate) fn restore(&mut self, s: Snapshot) {
         self.out.truncate(s.out);
-        self.classes.truncate(s.classes);
-        self.class_fields.truncate(s.class_fields);
-        self.types.truncate(s.types);
-        self.enum_refs.truncate(s.enum_refs);
+        while self.classes.last().is_some_and(|c| c.at >= s.out) {
+            self.classes.pop();
+        }
+        let fields_end = self.classes.last().map_or(0, |c| c.start + c.len);
+        self.class_fields.truncate(fields_end);
+        while self.types.last().is_some_and(|t| t.1 >= s.out) {
+            self.types.pop();
+        }
+        while self.enum_refs.last().is_some_and(|e| e.2 >= s.next_ref) {
+            self.enum_refs.pop();
+        }
         self.next_ref = s.next_ref;
     }
 
@@ -479,11 +487,12 @@ impl<B: Output> Encoder<B> {
 
     fn put_type(&mut self, name: Name) {
         let s = name.as_str();
-        if let Some(i) = self.types.iter().position(|t| t.as_str() == s) {
+        if let Some(i) = self.types.iter().position(|t| t.0.as_str() == s) {
             self.put_int(i as i32);
         } else {
+            let at = self.out.len();
             self.put_str_raw(s);
-            self.types.push(name);
+            self.types.push((name, at));
         }
     }
 
@@ -573,9 +582,11 @@ impl<B: Output> Encoder<B> {
         for i in k.fields.0..k.fields.0 + k.fields.1 {
             self.class_fields.push(Name::Static(self.known_fields[i]));
         }
+        let at = self.out.len();
         self.out
             .put(&self.known_bytes[k.bytes.0..k.bytes.0 + k.bytes.1]);
         self.classes.push(EncClass {
+            at,
             name: Name::Static(name),
             start: first,
             len: k.fields.1,
@@ -630,6 +641,7 @@ impl<B: Output> Encoder<B> {
     /// `class_fields` from `start`; returns its index.
     pub(crate) fn define_class(&mut self, name: Name, start: usize) -> usize {
         let len = self.class_fields.len() - start;
+        let at = self.out.len();
         self.out.put_u8(tags::CLASS_DEF);
         self.put_str_raw(name.as_str());
         self.put_int(len as i32);
@@ -640,7 +652,12 @@ impl<B: Output> Encoder<B> {
             };
             self.put_str_raw(s.as_str());
         }
-        self.classes.push(EncClass { name, start, len });
+        self.classes.push(EncClass {
+            at,
+            name,
+            start,
+            len,
+        });
         self.classes.len() - 1
     }
 

@@ -17,19 +17,35 @@ use crate::value_serde::{ValueSerializer, f32_to_f64};
 /// Hessian needs them before the first value. So the first attempt stops
 /// (before writing anything) with `NeedClassDef`, the names are collected by a
 /// dry run, the definition is written, and the value is serialized again.
+#[inline]
 pub(crate) fn serialize_child<B: Output, T: Serialize + ?Sized>(
     enc: &mut Encoder<B>,
     v: &T,
 ) -> Result<()> {
     match v.serialize(&mut *enc) {
-        Err(Error::NeedClassDef) => {
+        Err(e @ (Error::NeedClassDef | Error::ClassMismatch)) => define_and_retry(enc, v, e),
+        r => r,
+    }
+}
+
+/// The slow path of [`serialize_child`]: write the class definition the
+/// struct needs, then serialize it again.
+#[cold]
+#[inline(never)]
+fn define_and_retry<B: Output, T: Serialize + ?Sized>(
+    enc: &mut Encoder<B>,
+    v: &T,
+    signal: Error,
+) -> Result<()> {
+    match signal {
+        Error::NeedClassDef => {
             let start = enc.class_fields.len();
             let name = collect_fields(enc, v, start)?;
             enc.remember_struct(name, start);
             enc.define_class(Name::Static(name), start);
             retry(enc, v)
         }
-        Err(Error::ClassMismatch) => {
+        Error::ClassMismatch => {
             // Another struct of the same serde name with other fields: undo what
             // was written, then use (or write) the definition of these fields.
             let Some(snap) = enc.mismatch.take() else {
@@ -57,7 +73,7 @@ pub(crate) fn serialize_child<B: Output, T: Serialize + ?Sized>(
             enc.forced_class = Some(idx);
             retry(enc, v)
         }
-        r => r,
+        e => Err(e),
     }
 }
 

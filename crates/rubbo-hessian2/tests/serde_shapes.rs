@@ -150,3 +150,64 @@ fn read_args_is_the_inverse_of_write_args() {
     let mut d = Decoder::new(&out[..0]);
     d.read_args::<()>(0).expect("unit");
 }
+
+#[test]
+fn undone_attempt_leaves_no_stale_definitions_or_references() {
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone, Copy)]
+    #[serde(rename = "org.rubbo.Color")]
+    #[allow(clippy::upper_case_acronyms)]
+    enum Color {
+        RED,
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+    #[serde(rename = "org.rubbo.Inner")]
+    struct Inner {
+        c: Color,
+        v: Value,
+    }
+    mod a {
+        #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq, Clone)]
+        #[serde(rename = "org.rubbo.Outer")]
+        pub struct Outer {
+            pub inner: Option<i32>,
+            pub y: i32,
+        }
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+    #[serde(rename = "org.rubbo.Outer")]
+    struct OuterB {
+        inner: Inner,
+        x: i32,
+    }
+    let typed = Value::List(rubbo_hessian2::List {
+        type_name: Some("java.util.LinkedList".into()),
+        items: vec![Value::Int(1)],
+    });
+    let b = OuterB {
+        inner: Inner {
+            c: Color::RED,
+            v: typed,
+        },
+        x: 2,
+    };
+    let mut out = Vec::new();
+    let mut enc = Encoder::new(&mut out);
+    let a_value = a::Outer { inner: None, y: 1 };
+    enc.write(&a_value).expect("a");
+    // first tries the `a` definition, writes part of `inner` (new classes, an
+    // enum constant, a type name), then undoes it and writes a new definition
+    enc.write(&b).expect("b");
+    enc.write(&b).expect("b again");
+    enc.write(&Color::RED).expect("enum ref");
+    let mut d = Decoder::new(&out);
+    assert_eq!(d.read::<a::Outer>().expect("a"), a_value);
+    assert_eq!(d.read::<OuterB>().expect("b"), b);
+    assert_eq!(d.read::<OuterB>().expect("b again"), b);
+    assert_eq!(d.read::<Color>().expect("enum"), Color::RED);
+    assert!(d.is_empty());
+    // and the dynamic reader agrees on every reference
+    let mut d = Decoder::new(&out);
+    for _ in 0..4 {
+        d.read_value().expect("value");
+    }
+}
