@@ -347,6 +347,23 @@ fn dynamic_tag_rule() {
 }
 
 #[test]
+fn a_rule_tag_naming_no_provider_defers_to_static_tags() {
+    let chain = RouterChain::builtin();
+    // `gray` matches no provider by parameter, even with force: static tags decide.
+    chain
+        .set_rule(
+            "demo.tag-router",
+            "force: true\ntags:\n  - name: gray\n    match:\n      - key: env\n        value: {exact: nowhere}\n  - name: canary\n    addresses: [\"192.168.1.13\"]\n",
+        )
+        .unwrap();
+    let gray = inv("m").with_attachment("dubbo.tag", "gray");
+    assert_eq!(
+        hosts(&chain.route(&tagged(), &consumer("1.1.1.1", ""), &gray)),
+        ["192.168.1.11"]
+    );
+}
+
+#[test]
 fn tag_rule_force() {
     let chain = RouterChain::builtin();
     let c = consumer("1.1.1.1", "");

@@ -306,7 +306,14 @@ impl Router for TagRouter {
         };
         match tag {
             Some(tag) => {
-                let result = match rule.tags.iter().find(|t| t.name == tag) {
+                // A tag naming no provider (no address, no URL match in the directory)
+                // counts as absent, as in Java, and static tags decide.
+                let all = candidates.all();
+                let named =
+                    rule.tags.iter().find(|t| t.name == tag).filter(|t| {
+                        !t.addresses.is_empty() || all.iter().any(|p| t.contains(p.url()))
+                    });
+                let result = match named {
                     Some(t) => {
                         let r = candidates.filtered(|p| t.contains(p.url()));
                         if !r.is_empty() || rule.force {
