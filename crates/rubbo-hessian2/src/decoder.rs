@@ -525,7 +525,23 @@ impl<'de> Decoder<'de> {
         Ok((&self.input[start..p], fix))
     }
 
-    pub(crate) fn string_body(&mut self, mut tag: u8) -> Result<Cow<'de, str>> {
+    #[inline]
+    pub(crate) fn string_body(&mut self, tag: u8) -> Result<Cow<'de, str>> {
+        // fast path: a short ASCII string (names, most values)
+        if tag <= 0x1f {
+            let n = usize::from(tag);
+            if let Some(b) = self.input.get(self.pos..self.pos + n)
+                && b.is_ascii()
+                && let Ok(s) = std::str::from_utf8(b)
+            {
+                self.pos += n;
+                return Ok(Cow::Borrowed(s));
+            }
+        }
+        self.string_body_chunks(tag)
+    }
+
+    fn string_body_chunks(&mut self, mut tag: u8) -> Result<Cow<'de, str>> {
         let mut out: Option<String> = None;
         loop {
             let (units, last) = self.string_chunk_len(tag)?;
