@@ -88,14 +88,14 @@ fn frame_json(h: &Header, body: &Bytes, at: usize) -> Result<Json> {
         };
         json!({"event": kind, "value": value_to_json(&v)})
     } else if h.is_request() {
-        let req = codec::decode_request(ser, body).map_err(|e| err(&e))?;
+        let req = codec::decode_request_full(ser, body).map_err(|e| err(&e))?;
         let args = req.arguments.to_values().map_err(|e| err(&e))?;
         json!({
             "dubbo_version": req.dubbo_version,
-            "path": req.path,
-            "version": req.version,
-            "method": req.method,
-            "parameter_types": req.parameter_types,
+            "path": &*req.path,
+            "version": &*req.version,
+            "method": &*req.method,
+            "parameter_types": &*req.parameter_types,
             "arguments": args.iter().map(value_to_json).collect::<Vec<_>>(),
             "attachments": attachments_json(&req.attachments),
         })

@@ -5,6 +5,9 @@
 //! as a zero-copy slice of the frame ([`Encoded`]) until the typed dispatcher or stub
 //! decodes them with the types it knows.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use bytes::{BufMut, Bytes, BytesMut};
 use rubbo_common::keys::defaults::DUBBO_VERSION;
 use rubbo_common::{
@@ -12,6 +15,8 @@ use rubbo_common::{
     RpcResult, Value,
 };
 use rubbo_hessian2::{Decoder, Encoder, JavaException};
+use serde::Deserialize;
+use serde::de::{self, Visitor};
 
 use crate::descriptor;
 
@@ -71,16 +76,32 @@ pub struct RequestMeta<'a> {
     pub token: Option<&'a str>,
 }
 
+/// Formats `v` in decimal into `buf` without allocating.
+fn format_u64(mut v: u64, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).unwrap_or("0")
+}
+
 fn write_attachments<B: rubbo_hessian2::Output>(
     enc: &mut Encoder<B>,
-    fixed: &[(&str, &str)],
+    fixed: &[(&str, Option<&str>)],
     extra: &Attachments,
 ) -> Result<(), CodecError> {
     enc.write_map_start(None)?;
     for (k, v) in fixed {
-        if !extra.contains_key(*k) {
-            enc.write_string(k)?;
-            enc.write_string(v)?;
+        if let Some(v) = v {
+            if !extra.contains_key(*k) {
+                enc.write_string(k)?;
+                enc.write_string(v)?;
+            }
         }
     }
     for (k, v) in extra {
@@ -124,21 +145,17 @@ pub fn encode_request(
             }
         }
     }
-    let timeout = meta.timeout_ms.to_string();
-    let mut fixed: Vec<(&str, &str)> = vec![("path", meta.path), ("version", version)];
-    fixed.push(("timeout", &timeout));
-    if let Some(i) = meta.interface {
-        fixed.push(("interface", i));
-    }
-    if let Some(g) = meta.group {
-        fixed.push(("group", g));
-    }
-    if let Some(a) = meta.application {
-        fixed.push(("remote.application", a));
-    }
-    if let Some(t) = meta.token {
-        fixed.push(("token", t));
-    }
+    let mut digits = [0u8; 20];
+    let timeout = format_u64(meta.timeout_ms, &mut digits);
+    let fixed: [(&str, Option<&str>); 7] = [
+        ("path", Some(meta.path)),
+        ("version", Some(version)),
+        ("timeout", Some(timeout)),
+        ("interface", meta.interface),
+        ("group", meta.group),
+        ("remote.application", meta.application),
+        ("token", meta.token),
+    ];
     write_attachments(&mut enc, &fixed, inv.attachments())
 }
 
@@ -146,50 +163,115 @@ pub fn encode_request(
 #[derive(Debug, Clone)]
 pub struct DecodedRequest {
     /// The dubbo protocol version the consumer speaks (`2.0.2`).
-    pub dubbo_version: String,
+    pub dubbo_version: Cow<'static, str>,
     /// The service path from the body.
-    pub path: String,
+    pub path: Arc<str>,
     /// The service version from the body.
-    pub version: String,
+    pub version: Arc<str>,
     /// The method name.
-    pub method: String,
+    pub method: Arc<str>,
     /// The JVM parameter descriptors.
-    pub parameter_types: String,
+    pub parameter_types: Arc<str>,
     /// The arguments, as a zero-copy slice of the body.
     pub arguments: Arguments,
-    /// The request attachments.
+    /// What the attachments say about routing (`path`, `version`, `group`,
+    /// `timeout`, `token`), read without keeping them in [`attachments`](Self::attachments).
+    pub routing: Routing,
+    /// The other request attachments (with [`decode_request_full`], all of them).
     pub attachments: Attachments,
 }
 
+/// The routing attachments of a request. `path` and `version` are set only where
+/// they differ from the body's fields.
+#[derive(Debug, Clone, Default)]
+pub struct Routing {
+    /// Attachment `path`, when it differs from the body's path.
+    pub path: Option<Arc<str>>,
+    /// Attachment `version`, when it differs from the body's version.
+    pub version: Option<Arc<str>>,
+    /// Attachment `group`.
+    pub group: Option<Arc<str>>,
+    /// Attachment `timeout` in ms.
+    pub timeout_ms: Option<u64>,
+    /// Attachment `token`.
+    pub token: Option<Arc<str>>,
+}
+
 impl DecodedRequest {
-    /// The attachment `key` as a string.
+    /// The attachment `key` as a string (routing keys included).
     pub fn attachment(&self, key: &str) -> Option<&str> {
-        self.attachments.get(key).and_then(Value::as_str)
+        match key {
+            "path" => Some(self.routing.path.as_deref().unwrap_or(&self.path)),
+            "version" => Some(self.routing.version.as_deref().unwrap_or(&self.version)),
+            "group" => self.routing.group.as_deref(),
+            "token" => self.routing.token.as_deref(),
+            _ => self.attachments.get(key).and_then(Value::as_str),
+        }
+    }
+
+    /// The service path to route by: attachment `path`, else the body's.
+    pub fn service_path(&self) -> &str {
+        self.routing.path.as_deref().unwrap_or(&self.path)
+    }
+
+    /// The service version to route by: attachment `version`, else the body's.
+    pub fn service_version(&self) -> &str {
+        self.routing.version.as_deref().unwrap_or(&self.version)
     }
 }
 
-/// Decodes a request body.
+/// Decodes a request body for serving: the arguments stay encoded, and the
+/// attachments Java providers hide from services (`path`, `interface`, `version`,
+/// `timeout`, `dubbo`, `group`, `token`) go to [`DecodedRequest::routing`] instead of
+/// the attachment map, without allocating when they repeat the body's fields.
 pub fn decode_request(serialization: u8, body: &Bytes) -> Result<DecodedRequest, CodecError> {
+    decode_request_with(serialization, body, false)
+}
+
+/// Decodes a request body keeping every attachment in the map (for tools).
+pub fn decode_request_full(serialization: u8, body: &Bytes) -> Result<DecodedRequest, CodecError> {
+    decode_request_with(serialization, body, true)
+}
+
+fn decode_request_with(
+    serialization: u8,
+    body: &Bytes,
+    keep_all: bool,
+) -> Result<DecodedRequest, CodecError> {
     if serialization != HESSIAN2 {
         return Err(CodecError::Serialization(serialization));
     }
     let mut d = Decoder::new(body);
-    let dubbo_version = d.read_string()?;
-    let path = d.read_string()?;
-    let version = d.read_nullable_string()?.unwrap_or_default();
-    let method = d.read_string()?;
-    let parameter_types = d.read_nullable_string()?.unwrap_or_default();
+    let dubbo_version = d.read_str()?;
+    let dubbo_version: Cow<'static, str> = if dubbo_version == DUBBO_VERSION {
+        Cow::Borrowed(DUBBO_VERSION)
+    } else {
+        Cow::Owned(dubbo_version.into_owned())
+    };
+    let path: Arc<str> = Arc::from(&*d.read_str()?);
+    let version: Arc<str> = if d.read_null()? {
+        Arc::from("")
+    } else {
+        Arc::from(&*d.read_str()?)
+    };
+    let method: Arc<str> = Arc::from(&*d.read_str()?);
+    let parameter_types: Arc<str> = if d.read_null()? {
+        Arc::from("")
+    } else {
+        Arc::from(&*d.read_str()?)
+    };
     let count = descriptor::count(&parameter_types)
-        .ok_or_else(|| CodecError::BadDescriptor(parameter_types.clone()))?;
+        .ok_or_else(|| CodecError::BadDescriptor(parameter_types.to_string()))?;
     let start = d.position();
     for _ in 0..count {
         d.skip_value()?;
     }
     let end = d.position();
-    let attachments = if d.is_empty() {
-        Attachments::new()
+    let (routing, attachments) = if d.is_empty() {
+        (Routing::default(), Attachments::new())
     } else {
-        read_attachments(&mut d)?
+        let raw: RawAttachments<'_> = d.read()?;
+        raw.split(&path, &version, keep_all)?
     };
     Ok(DecodedRequest {
         dubbo_version,
@@ -204,26 +286,117 @@ pub fn decode_request(serialization: u8, body: &Bytes) -> Result<DecodedRequest,
                 bytes: body.slice(start..end),
             },
         },
+        routing,
         attachments,
     })
 }
 
-fn read_attachments(d: &mut Decoder<'_>) -> Result<Attachments, CodecError> {
-    match d.read_value()? {
-        Value::Null => Ok(Attachments::new()),
-        Value::Map(m) => {
-            let mut out = Attachments::with_capacity(m.entries.len());
-            for (k, v) in m.entries {
-                match k {
-                    Value::String(k) => {
-                        out.insert(k, v);
-                    }
-                    other => return Err(CodecError::BadAttachments(format!("key {other:?}"))),
-                }
+/// A string borrowed from the frame when it is contiguous there.
+struct Str<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
             }
-            Ok(out)
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_string())))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_string())))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_string())))
+            }
         }
-        other => Err(CodecError::BadAttachments(format!("{other:?}"))),
+        d.deserialize_any(V)
+    }
+}
+
+/// The attachment map as read from the frame: routing keys borrowed, others owned.
+#[derive(Default)]
+struct RawAttachments<'de> {
+    known: Vec<(Cow<'de, str>, Cow<'de, str>)>,
+    other: Attachments,
+}
+
+impl<'de> Deserialize<'de> for RawAttachments<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawAttachments<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an attachment map")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(RawAttachments::default())
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(RawAttachments::default())
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = RawAttachments::default();
+                while let Some(Str(k)) = map.next_key::<Str<'de>>()? {
+                    if ROUTING_KEYS.contains(&&*k) {
+                        let Str(v) = map.next_value::<Str<'de>>()?;
+                        out.known.push((k, v));
+                    } else {
+                        let v: Value = map.next_value()?;
+                        out.other.insert(k.into_owned(), v);
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+const ROUTING_KEYS: &[&str] = &[
+    "path",
+    "interface",
+    "version",
+    "group",
+    "timeout",
+    "token",
+    "dubbo",
+];
+
+impl RawAttachments<'_> {
+    fn split(
+        self,
+        path: &str,
+        version: &str,
+        keep_all: bool,
+    ) -> Result<(Routing, Attachments), CodecError> {
+        let mut routing = Routing::default();
+        let mut other = self.other;
+        for (k, v) in self.known {
+            match &*k {
+                "path" if &*v != path => routing.path = Some(Arc::from(&*v)),
+                "version" if &*v != version => routing.version = Some(Arc::from(&*v)),
+                "group" if !v.is_empty() => routing.group = Some(Arc::from(&*v)),
+                "timeout" => routing.timeout_ms = v.trim().parse().ok(),
+                "token" => routing.token = Some(Arc::from(&*v)),
+                _ => {}
+            }
+            if keep_all {
+                other.insert(k.into_owned(), Value::String(v.into_owned()));
+            }
+        }
+        Ok((routing, other))
     }
 }
 
@@ -280,7 +453,11 @@ pub fn encode_response(
         }
     }
     if with_attachments {
-        write_attachments(&mut enc, &[("dubbo", DUBBO_VERSION)], result.attachments())?;
+        write_attachments(
+            &mut enc,
+            &[("dubbo", Some(DUBBO_VERSION))],
+            result.attachments(),
+        )?;
     }
     Ok(())
 }
@@ -362,7 +539,15 @@ pub fn decode_response(serialization: u8, body: &Bytes) -> Result<RpcResult, Cod
         other => return Err(CodecError::BadFlag(other)),
     };
     let attachments = if has_attachments {
-        read_attachments(&mut d)?
+        // The provider's `dubbo=2.0.2` is protocol bookkeeping, not for the caller.
+        let raw: RawAttachments<'_> = d.read()?;
+        let mut out = raw.other;
+        for (k, v) in raw.known {
+            if &*k != "dubbo" {
+                out.insert(k.into_owned(), Value::String(v.into_owned()));
+            }
+        }
+        out
     } else {
         Attachments::new()
     };

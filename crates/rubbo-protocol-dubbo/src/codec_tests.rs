@@ -36,21 +36,32 @@ fn decodes_every_java_request() {
         let req =
             decode_request(h.serialization(), &body).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(req.dubbo_version, "2.0.2", "{name}");
-        assert_eq!(req.path, "org.rubbo.interop.InteropService", "{name}");
-        assert_eq!(req.version, "1.0.0", "{name}");
-        assert_eq!(req.method, method, "{name}");
-        assert_eq!(req.parameter_types, desc, "{name}");
+        assert_eq!(&*req.path, "org.rubbo.interop.InteropService", "{name}");
+        assert_eq!(&*req.version, "1.0.0", "{name}");
+        assert_eq!(&*req.method, method, "{name}");
+        assert_eq!(&*req.parameter_types, desc, "{name}");
         assert_eq!(req.arguments.len(), n, "{name}");
         assert_eq!(
             req.attachment("remote.application"),
             Some("interop-consumer"),
             "{name}"
         );
+        // Routing attachments are read, not kept (Java hides them from services too).
+        assert_eq!(req.routing.timeout_ms, Some(5000));
+        assert!(
+            req.routing.path.is_none() && req.routing.version.is_none(),
+            "same as the body"
+        );
+        assert_eq!(req.service_path(), "org.rubbo.interop.InteropService");
+        assert!(
+            !req.attachments.contains_key("interface") && !req.attachments.contains_key("timeout")
+        );
+        let full = decode_request_full(h.serialization(), &body).unwrap();
         assert_eq!(
-            req.attachment("interface"),
+            full.attachment("interface"),
             Some("org.rubbo.interop.InteropService")
         );
-        assert_eq!(req.attachment("timeout"), Some("5000"));
+        assert_eq!(full.attachments.get("timeout"), Some(&Value::from("5000")));
     }
     let (h, body) = fixture("echo.request");
     let req = decode_request(h.serialization(), &body).unwrap();
@@ -94,7 +105,10 @@ fn decodes_every_java_response() {
     let (h, body) = fixture("echo.response");
     let r = decode_response(h.serialization(), &body).unwrap();
     assert_eq!(r.payload().unwrap().decode::<String>().unwrap(), "hello");
-    assert_eq!(r.attachments().get("dubbo"), Some(&Value::from("2.0.2")));
+    assert!(
+        r.attachments().get("dubbo").is_none(),
+        "protocol bookkeeping is not handed to callers"
+    );
 
     let (h, body) = fixture("ping.response");
     let r = decode_response(h.serialization(), &body).unwrap();
@@ -174,9 +188,10 @@ fn request_round_trip_keeps_what_java_reads() {
     };
     let mut out = BytesMut::new();
     encode_request(&inv, &meta, &mut out).unwrap();
-    let ours = decode_request(2, &out.freeze()).unwrap();
+    let out_bytes = out.freeze();
     let (_, java_body) = fixture("attachment.request");
-    let java = decode_request(2, &java_body).unwrap();
+    let ours = decode_request_full(2, &out_bytes).unwrap();
+    let java = decode_request_full(2, &java_body).unwrap();
     assert_eq!(ours.dubbo_version, java.dubbo_version);
     assert_eq!(ours.path, java.path);
     assert_eq!(ours.version, java.version);
@@ -189,6 +204,15 @@ fn request_round_trip_keeps_what_java_reads() {
         "the same attachment keys as a Java consumer"
     );
     assert_eq!(ours.arguments.decode::<(String,)>().unwrap().0, "hello");
+}
+
+#[test]
+fn routing_attachments_that_differ_from_the_body_win() {
+    // Java's unexported_version frame: body version 1.0.0, attachment version 9.9.9.
+    let (h, body) = fixture("unexported_version.request");
+    let req = decode_request(h.serialization(), &body).unwrap();
+    assert_eq!(&*req.version, "1.0.0");
+    assert_eq!(req.service_version(), "9.9.9");
 }
 
 #[test]

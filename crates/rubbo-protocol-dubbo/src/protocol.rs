@@ -174,10 +174,15 @@ impl Protocol for DubboProtocol {
                     entry
                 }
             };
-            entry
-                .exporters
-                .write()
-                .insert(key.clone(), Arc::new(Exported::new(invoker.clone())));
+            let path = url
+                .path()
+                .or_else(|| url.service_interface())
+                .unwrap_or_default();
+            entry.exporters.write().insert(
+                key.clone(),
+                path,
+                Arc::new(Exported::new(invoker.clone())),
+            );
             info!(service = %key, addr = %entry.server.local_addr(), "exported");
             let url = url.with_port(entry.server.local_addr().port());
             Ok(Box::new(DubboExporter {

@@ -2,7 +2,7 @@
 //! server keyed by `{group}/{path}:{version}`, and the request handler that routes
 //! each request to its service.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -31,6 +31,11 @@ pub(crate) fn exporter_key(group: Option<&str>, path: &str, version: Option<&str
 #[derive(Debug)]
 pub(crate) struct Exported {
     pub(crate) invoker: BoxInvoker,
+    /// The interface name, shared into every invocation.
+    interface: Arc<str>,
+    /// The exporter key's parts, to match requests without building the key.
+    group: Option<String>,
+    version: Option<String>,
     /// `executes`: the service's concurrency limit, when set.
     limit: Option<Arc<Semaphore>>,
     token: Option<String>,
@@ -44,7 +49,14 @@ impl Exported {
             .get_param(keys::TOKEN_KEY)
             .filter(|t| !t.is_empty() && *t != "false")
             .map(str::to_owned);
+        let norm = |v: Option<&str>| {
+            v.filter(|v| !v.is_empty() && *v != "0.0.0" && *v != "*")
+                .map(str::to_owned)
+        };
         Exported {
+            interface: Arc::from(url.service_interface().unwrap_or_default()),
+            group: url.group().map(str::to_owned),
+            version: norm(url.version()),
             limit: (executes > 0).then(|| Arc::new(Semaphore::new(executes as usize))),
             invoker,
             token,
@@ -52,8 +64,67 @@ impl Exported {
     }
 }
 
-/// The services of one server.
-pub(crate) type ExporterMap = Arc<RwLock<BTreeMap<String, Arc<Exported>>>>;
+impl Exported {
+    /// Whether a request for `group` / `version` reaches this service (stored under
+    /// its bare path key).
+    fn matches(&self, group: Option<&str>, version: Option<&str>) -> bool {
+        let version = version.filter(|v| !v.is_empty() && *v != "0.0.0" && *v != "*");
+        self.group.as_deref() == group.filter(|g| !g.is_empty())
+            && self.version.as_deref() == version
+    }
+}
+
+/// The services of one server, by exporter key and by path (the per-request lookup
+/// goes by path and compares group and version, so it builds no key string).
+#[derive(Debug, Default)]
+pub(crate) struct Exporters {
+    by_key: BTreeMap<String, Arc<Exported>>,
+    by_path: HashMap<String, Vec<(String, Arc<Exported>)>>,
+}
+
+impl Exporters {
+    pub(crate) fn insert(&mut self, key: String, path: &str, e: Arc<Exported>) {
+        self.remove(&key);
+        self.by_path
+            .entry(path.to_owned())
+            .or_default()
+            .push((key.clone(), e.clone()));
+        self.by_key.insert(key, e);
+    }
+
+    pub(crate) fn remove(&mut self, key: &str) {
+        if self.by_key.remove(key).is_some() {
+            self.by_path.retain(|_, v| {
+                v.retain(|(k, _)| k != key);
+                !v.is_empty()
+            });
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    fn find(
+        &self,
+        path: &str,
+        group: Option<&str>,
+        version: Option<&str>,
+    ) -> Option<&Arc<Exported>> {
+        self.by_path
+            .get(path)?
+            .iter()
+            .map(|(_, e)| e)
+            .find(|e| e.matches(group, version))
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &str> {
+        self.by_key.keys().map(String::as_str)
+    }
+}
+
+/// The shared exporter table of one server.
+pub(crate) type ExporterMap = Arc<RwLock<Exporters>>;
 
 /// Routes requests of one server to its exported services.
 #[derive(Debug, Clone)]
@@ -145,17 +216,15 @@ impl DubboHandler {
     }
 
     fn lookup(&self, req: &DecodedRequest, local: SocketAddr) -> Result<Arc<Exported>, Failure> {
-        let path = req.attachment(keys::PATH_KEY).unwrap_or(&req.path);
-        let version = req
-            .attachment(keys::VERSION_KEY)
-            .or(Some(req.version.as_str()));
-        let group = req.attachment(keys::GROUP_KEY);
-        let key = exporter_key(group, path, version);
+        let path = req.service_path();
+        let version = Some(req.service_version());
+        let group = req.routing.group.as_deref();
         let map = self.exporters.read();
-        if let Some(e) = map.get(&key) {
+        if let Some(e) = map.find(path, group, version) {
             return Ok(e.clone());
         }
-        let known: Vec<&str> = map.keys().map(String::as_str).collect();
+        let key = exporter_key(group, path, version);
+        let known: Vec<&str> = map.keys().collect();
         warn!(service = %key, method = %req.method, "unknown service");
         Err((
             Status::SERVICE_NOT_FOUND,
@@ -176,7 +245,7 @@ impl DubboHandler {
         conn: ConnectionInfo,
     ) -> Result<RpcResult, RpcError> {
         if let Some(token) = &exported.token {
-            if req.attachment(keys::TOKEN_KEY) != Some(token.as_str()) {
+            if req.routing.token.as_deref() != Some(token.as_str()) {
                 return Err(RpcError::new(
                     ErrorKind::Forbidden,
                     format!(
@@ -198,13 +267,8 @@ impl DubboHandler {
             })?),
             None => None,
         };
-        let interface = exported
-            .invoker
-            .url()
-            .service_interface()
-            .unwrap_or(&req.path)
-            .to_owned();
-        if req.method == "$echo" && req.parameter_types == descriptor::ECHO_DESC {
+        let interface = exported.interface.clone();
+        if &*req.method == "$echo" && &*req.parameter_types == descriptor::ECHO_DESC {
             // EchoFilter: the argument comes back as sent.
             return Ok(match req.arguments {
                 rubbo_common::Arguments::Encoded { encoded, .. } => {
@@ -227,7 +291,7 @@ impl DubboHandler {
             inv = inv.with_group(g.to_owned());
         }
         *inv.attachments_mut() = req.attachments;
-        if generic::is_generic(&req.method) && req.parameter_types == descriptor::GENERIC_DESC {
+        if generic::is_generic(&req.method) && &*req.parameter_types == descriptor::GENERIC_DESC {
             let real = generic::unwrap_generic(&inv)?;
             let result = exported.invoker.invoke(real).await?;
             let (outcome, attachments) = result.into_parts();
