@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rubbo_cluster::router::SingleConditionRouter;
 use rubbo_cluster::{ClusterContext, Directory, DynamicDirectory, InvokerFactory};
 use rubbo_common::keys::{self, Check};
 use rubbo_common::{
@@ -14,8 +15,9 @@ use rubbo_common::{
     Protocol, RpcError, Url,
 };
 use rubbo_registry::{
-    PROVIDERS_CATEGORY, RegistryFactory, SharedListener, SharedRegistry, category_of,
-    consumer_register_url, get_registry, resolve_registry_url, should_register, subscribe_url,
+    PROVIDERS_CATEGORY, ROUTERS_CATEGORY, RegistryFactory, SharedListener, SharedRegistry,
+    category_of, consumer_register_url, get_registry, resolve_registry_url, should_register,
+    subscribe_url,
 };
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
@@ -203,16 +205,20 @@ impl Protocol for RegistryProtocol {
                 }
                 debug!(service, "subscription closed");
             });
+            let routers = Arc::new(RegistryRouters::default());
+            directory.router_chain().add_router(routers.clone());
             let listener: SharedListener = Arc::new(move |urls: Vec<Url>| {
                 let category = urls.first().map(category_of).unwrap_or(PROVIDERS_CATEGORY);
-                if category == PROVIDERS_CATEGORY {
-                    let _ = tx.send(urls);
-                } else {
-                    debug!(
-                        category,
+                match category {
+                    PROVIDERS_CATEGORY => {
+                        let _ = tx.send(urls);
+                    }
+                    ROUTERS_CATEGORY => routers.replace(&urls),
+                    other => debug!(
+                        category = other,
                         count = urls.len(),
-                        "rules notification (not applied yet)"
-                    );
+                        "configurators are not applied yet"
+                    ),
                 }
             });
 
@@ -255,6 +261,63 @@ impl Protocol for RegistryProtocol {
 
     fn destroy(&self) -> BoxFuture<'static, ()> {
         Box::pin(async {})
+    }
+}
+
+/// The routing rules a registry publishes in the `routers` category (`route://` or
+/// `condition://` URLs with an encoded `rule=`), replaced as a whole on every
+/// notification; an `empty://` notification removes them.
+#[derive(Debug, Default)]
+struct RegistryRouters {
+    routers: parking_lot::RwLock<Arc<Vec<SingleConditionRouter>>>,
+}
+
+impl RegistryRouters {
+    fn replace(&self, urls: &[Url]) {
+        let mut next = Vec::new();
+        for url in urls {
+            if matches!(url.protocol(), Some("empty")) {
+                continue;
+            }
+            match url.protocol() {
+                Some("route" | "condition")
+                    if url.get_param("router").is_none_or(|r| r == "condition") =>
+                {
+                    match SingleConditionRouter::from_url(url) {
+                        Ok(r) => next.push(r),
+                        Err(e) => warn!(rule = %url, error = %e, "bad routing rule skipped"),
+                    }
+                }
+                _ => debug!(rule = %url, "unsupported router type skipped"),
+            }
+        }
+        next.sort_by_key(|r| rubbo_cluster::Router::priority(r));
+        info!(rules = next.len(), "routing rules replaced");
+        *self.routers.write() = Arc::new(next);
+    }
+}
+
+impl rubbo_cluster::Router for RegistryRouters {
+    fn name(&self) -> &str {
+        "registry-rules"
+    }
+
+    fn priority(&self) -> i32 {
+        // After the mock and tag routers, with the service condition rules.
+        140
+    }
+
+    fn route<'a>(
+        &self,
+        mut candidates: rubbo_cluster::Candidates<'a>,
+        consumer: &Url,
+        invocation: &Invocation,
+    ) -> rubbo_cluster::Candidates<'a> {
+        let routers = self.routers.read().clone();
+        for r in routers.iter() {
+            candidates = rubbo_cluster::Router::route(r, candidates, consumer, invocation);
+        }
+        candidates
     }
 }
 

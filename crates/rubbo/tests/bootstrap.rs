@@ -158,3 +158,73 @@ async fn direct_urls_bypass_registries() {
     );
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn routing_rules_published_in_the_registry_apply_and_can_be_withdrawn() {
+    let factories = Arc::new(rubbo::registry_factories());
+    let mut ports = Vec::new();
+    let mut providers = Vec::new();
+    for i in 0..2 {
+        let p = app(&format!("routed-{i}"), &factories).build().unwrap();
+        let url = p
+            .export(WhoServer::new(Arc::new(Named(format!("p{i}")))))
+            .await
+            .unwrap();
+        ports.push(url.port());
+        providers.push(p);
+    }
+    let consumer = app("routed-consumer", &factories)
+        .param("loadbalance", "roundrobin")
+        .build()
+        .unwrap();
+    let client = WhoClient::new(consumer.refer(&WhoClient::SERVICE).await.unwrap());
+
+    // A Dubbo 2 style rule, as an operator would publish it: never call p0's port.
+    let registry = rubbo_registry::get_registry(
+        &factories,
+        &rubbo_common::Url::parse("memory://local").unwrap(),
+    )
+    .await
+    .unwrap();
+    let rule = rubbo_common::Url::parse(
+        "route://0.0.0.0/org.rubbo.test.Who?category=routers&dynamic=false&version=1.0.0",
+    )
+    .unwrap()
+    .with_param_encoded("rule", &format!("=> port != {}", ports[0]));
+    registry.register(rule.clone()).await.unwrap();
+    let avoided = async {
+        loop {
+            let mut seen = HashSet::new();
+            for _ in 0..6 {
+                seen.insert(client.who().await.unwrap());
+            }
+            if seen == HashSet::from(["p1".to_owned()]) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), avoided)
+        .await
+        .expect("the rule takes effect");
+
+    registry.unregister(rule).await.unwrap();
+    let restored = async {
+        loop {
+            let mut seen = HashSet::new();
+            for _ in 0..6 {
+                seen.insert(client.who().await.unwrap());
+            }
+            if seen.len() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), restored)
+        .await
+        .expect("withdrawing the rule restores p0");
+    for p in providers {
+        p.shutdown().await;
+    }
+}
