@@ -291,7 +291,7 @@ impl RegistryRouters {
                 _ => debug!(rule = %url, "unsupported router type skipped"),
             }
         }
-        next.sort_by_key(|r| rubbo_cluster::Router::priority(r));
+        next.sort_by_key(rubbo_cluster::Router::priority);
         info!(rules = next.len(), "routing rules replaced");
         *self.routers.write() = Arc::new(next);
     }
