@@ -20,6 +20,18 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the development registry: an in-memory registry server for local work
+    /// across processes (providers and consumers use `dubbo://127.0.0.1:<port>` as
+    /// registry address). Prints `READY registry <port>`; Ctrl-C stops it. For
+    /// development only: use ZooKeeper in production.
+    Registry {
+        /// Port (0 picks a free one).
+        #[arg(long, default_value_t = 9090)]
+        port: u16,
+        /// Host to bind.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+    },
     /// Run providers and a consumer in one process over real sockets on 127.0.0.1,
     /// discovering each other through the embedded registry; print what happened and
     /// end with one JSON line of call counts.
@@ -94,6 +106,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Url { url } => url_cmd::run(&url).map(|()| ExitCode::SUCCESS),
+        Command::Registry { port, host } => registry_cmd(&host, port),
         Command::Demo {
             providers,
             calls,
@@ -133,4 +146,24 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn registry_cmd(host: &str, port: u16) -> anyhow::Result<ExitCode> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let handle = rubbo::dev_registry::DevRegistryServer::serve(host, port).await?;
+        let bound = handle.address();
+        let port = bound.rsplit(':').next().unwrap_or_default().to_owned();
+        input::emit(&format!("READY registry {port}"))?;
+        eprintln!("dev registry at {bound} (registry address for providers and consumers)");
+        let _ = tokio::signal::ctrl_c().await;
+        handle.shutdown().await;
+        anyhow::Ok(ExitCode::SUCCESS)
+    })
 }

@@ -47,7 +47,8 @@ fn config_err(msg: impl Into<Arc<str>>) -> RpcError {
     RpcError::new(ErrorKind::Unknown, msg)
 }
 
-/// The registry factories built in: `memory`, and `zookeeper` with the feature.
+/// The registry factories built in: `memory`, `dubbo` (the dev registry, see
+/// [`crate::dev_registry`]), and `zookeeper` with the feature.
 pub fn registry_factories() -> ExtensionTable<dyn RegistryFactory> {
     #[cfg(feature = "zookeeper")]
     let t = {
@@ -56,7 +57,13 @@ pub fn registry_factories() -> ExtensionTable<dyn RegistryFactory> {
         t
     };
     #[cfg(not(feature = "zookeeper"))]
-    let t = rubbo_registry::registry_factories();
+    let mut t = rubbo_registry::registry_factories();
+    #[cfg(feature = "zookeeper")]
+    let mut t = t;
+    t.register(
+        "dubbo",
+        Arc::new(crate::dev_registry::DevRegistryFactory::default()),
+    );
     t
 }
 

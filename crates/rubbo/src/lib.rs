@@ -54,10 +54,14 @@
     clippy::unwrap_used
 )]
 
+// Generated code names `::rubbo::codegen`; this lets the facade use its own macros.
+extern crate self as rubbo;
+
 mod bootstrap;
 #[doc(hidden)]
 pub mod codegen;
 pub mod context;
+pub mod dev_registry;
 mod java_type;
 pub mod registry_protocol;
 
