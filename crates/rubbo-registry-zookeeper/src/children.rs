@@ -3,12 +3,18 @@
 //! A consumer may watch 20,000 providers of one interface; a push after one of them
 //! changed must not parse 20,000 names again. The cache maps each child name to its
 //! parsed URL (or to nothing, for a name that does not parse or does not match the
-//! subscription), so a push costs one hash lookup per child plus the parsing of the new
-//! names. Names are hashed by a sampled hasher (length, first and last 64 bytes): node
-//! names are long encoded URLs whose differences (host, port, timestamp) sit at both
-//! ends, and equality is still checked in full.
+//! subscription), so a push costs one hash of each name plus the parsing of the new
+//! names.
+//!
+//! The names themselves (about 1 KB each) are not kept: an entry is keyed by a 96-bit
+//! keyed hash of its name ([`NameHash`]: a 64-bit key and a 32-bit check from
+//! independent lanes, seeds random per process). Two names with the same key but
+//! different checks are a detected collision: the second name is then kept whole in a
+//! small exact-string table. Only a collision of all 96 bits goes undetected
+//! (about 2^-96 per pair of names of one category).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry as MapEntry;
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
@@ -34,22 +40,30 @@ pub struct ChildUpdate {
 pub struct ChildCache {
     subscription: Url,
     category: String,
-    entries: HashMap<String, Entry, SampledState>,
-    generation: u64,
+    /// Keyed by [`NameHash::key`]; the hasher passes that key through.
+    entries: HashMap<u64, Entry, KeyState>,
+    /// Names whose key is taken by another name (a detected collision): kept whole.
+    collided: HashMap<String, Entry>,
+    hasher: NameHash,
+    generation: u32,
+    delivered: bool,
     empty_protection: bool,
 }
 
 struct Entry {
+    /// [`NameHash::check`] of the name.
+    check: u32,
+    seen: u32,
     /// `None`: unparseable or not for this subscription.
     url: Option<Url>,
-    seen: u64,
 }
 
 impl fmt::Debug for ChildCache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ChildCache")
             .field("category", &self.category)
-            .field("children", &self.entries.len())
+            .field("children", &self.len())
+            .field("collided", &self.collided.len())
             .finish()
     }
 }
@@ -60,8 +74,11 @@ impl ChildCache {
         ChildCache {
             subscription,
             category: category.to_owned(),
-            entries: HashMap::with_hasher(SampledState),
+            entries: HashMap::with_hasher(KeyState),
+            collided: HashMap::new(),
+            hasher: NameHash::random(),
             generation: 0,
+            delivered: false,
             empty_protection: false,
         }
     }
@@ -76,45 +93,79 @@ impl ChildCache {
 
     /// How many children are cached.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.len() + self.collided.len()
     }
 
     /// Whether no child is cached.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// Applies the current child list; returns the list to deliver.
     pub fn update(&mut self, children: Vec<String>) -> ChildUpdate {
-        self.generation += 1;
+        self.update_names(&children)
+    }
+
+    /// [`update`](Self::update) from borrowed names.
+    pub fn update_names<S: AsRef<str>>(&mut self, children: &[S]) -> ChildUpdate {
+        self.generation = self.generation.wrapping_add(1);
         let generation = self.generation;
         let mut added = 0;
-        let count = children.len();
+        // Distinct cached children seen in this list.
+        let mut seen = 0;
         for name in children {
-            match self.entries.get_mut(name.as_str()) {
-                Some(entry) => entry.seen = generation,
-                None => {
-                    added += 1;
-                    let url = self.parse(&name);
-                    self.entries.insert(
-                        name,
-                        Entry {
-                            url,
-                            seen: generation,
-                        },
-                    );
+            let name = name.as_ref();
+            let (key, check) = self.hasher.hash(name.as_bytes());
+            let mut mark = |e: &mut Entry| {
+                if e.seen != generation {
+                    e.seen = generation;
+                    seen += 1;
+                }
+            };
+            match self.entries.get_mut(&key) {
+                Some(e) if e.check == check => {
+                    mark(e);
+                    continue;
+                }
+                _ => {}
+            }
+            if !self.collided.is_empty() {
+                if let Some(e) = self.collided.get_mut(name) {
+                    mark(e);
+                    continue;
+                }
+            }
+            added += 1;
+            seen += 1;
+            let entry = Entry {
+                check,
+                seen: generation,
+                url: self.parse(name),
+            };
+            match self.entries.entry(key) {
+                MapEntry::Occupied(_) => {
+                    debug!(category = %self.category, "child name hash collision: keeping the name");
+                    self.collided.insert(name.to_owned(), entry);
+                }
+                MapEntry::Vacant(v) => {
+                    v.insert(entry);
                 }
             }
         }
-        let before = self.entries.len();
-        // ZooKeeper children are unique: more entries than children means some left.
+        let before = self.len();
         let mut removed = 0;
-        if count != before {
+        if seen != before {
             self.entries.retain(|_, e| e.seen == generation);
-            removed = before - self.entries.len();
+            self.collided.retain(|_, e| e.seen == generation);
+            removed = before - self.len();
         }
-        let mut urls: Vec<Url> = Vec::with_capacity(self.entries.len().max(1));
-        urls.extend(self.entries.values().filter_map(|e| e.url.clone()));
+        let mut urls: Vec<Url> = Vec::with_capacity(self.len().max(1));
+        urls.extend(
+            self.entries
+                .values()
+                .chain(self.collided.values())
+                .filter_map(|e| e.url.clone()),
+        );
         if urls.is_empty() {
             if self.empty_protection && self.category == PROVIDERS_CATEGORY {
                 warn!(subscription = %self.subscription, "empty provider list ignored (empty protection)");
@@ -122,9 +173,11 @@ impl ChildCache {
                 urls.push(empty_url(&self.subscription, &self.category));
             }
         }
+        let first = !self.delivered;
+        self.delivered = true;
         ChildUpdate {
             urls,
-            changed: added > 0 || removed > 0 || generation == 1,
+            changed: added > 0 || removed > 0 || first,
             added,
             removed,
         }
@@ -149,6 +202,110 @@ impl ChildCache {
                 None
             }
         }
+    }
+}
+
+/// A keyed hash of a whole child name: a 64-bit key and a 32-bit check, from four
+/// independent folded-multiply lanes over 32-byte blocks (every byte is read once).
+#[derive(Clone, Copy)]
+struct NameHash {
+    seeds: [u64; 4],
+    /// Tests: every name gets key 0, so names differ only by their check.
+    #[cfg(test)]
+    colliding: bool,
+}
+
+impl NameHash {
+    fn random() -> NameHash {
+        let state = std::collections::hash_map::RandomState::new();
+        NameHash {
+            seeds: [1u64, 2, 3, 4].map(|i| state.hash_one(i) | 1),
+            #[cfg(test)]
+            colliding: false,
+        }
+    }
+
+    /// `(key, check)` of `name`.
+    fn hash(&self, name: &[u8]) -> (u64, u32) {
+        let [s0, s1, s2, s3] = self.seeds;
+        let (mut a0, mut a1, mut b0, mut b1) = (s0, s1 ^ K, s2, s3 ^ K);
+        let mut block = |c: &[u8]| {
+            let (w0, w1, w2, w3) = (word(c, 0), word(c, 8), word(c, 16), word(c, 24));
+            a0 = fold(w0 ^ s0, w1 ^ a0);
+            a1 = fold(w2 ^ s1, w3 ^ a1);
+            b0 = fold(w0 ^ s2, w2 ^ b0);
+            b1 = fold(w1 ^ s3, w3 ^ b1);
+        };
+        let mut chunks = name.chunks_exact(32);
+        for c in &mut chunks {
+            block(c);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 32];
+            last[..rest.len()].copy_from_slice(rest);
+            block(&last);
+        }
+        let len = name.len() as u64;
+        let key = avalanche(fold(a0 ^ len, a1 ^ s3));
+        let check = avalanche(fold(b0 ^ s1, b1 ^ len.rotate_left(32)));
+        #[cfg(test)]
+        if self.colliding {
+            return (0, (check >> 32) as u32);
+        }
+        (key, (check >> 32) as u32)
+    }
+}
+
+impl fmt::Debug for NameHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NameHash")
+    }
+}
+
+fn word(c: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&c[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+fn fold(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+/// splitmix64's finalizer.
+fn avalanche(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Passes a `u64` key (already a hash) through as its own hash.
+#[derive(Debug, Clone, Copy, Default)]
+struct KeyState;
+
+impl BuildHasher for KeyState {
+    type Hasher = KeyHasher;
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(0)
+    }
+}
+
+#[derive(Debug)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(K);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -200,6 +357,7 @@ impl Hasher for SampledHasher {
 mod tests {
     use super::*;
     use rubbo_registry::is_empty_url;
+    use std::collections::HashSet;
 
     fn name(i: usize) -> String {
         crate::paths::node_name(
@@ -260,6 +418,73 @@ mod tests {
         assert_eq!(up.urls.len(), 1);
         assert_eq!(up.urls[0].host(), Some("10.0.0.1"));
         assert_eq!(cache.len(), 4, "bad names are remembered, not re-parsed");
+    }
+
+    #[test]
+    fn names_differing_only_in_the_middle_are_different_children() {
+        let sub = Url::parse("consumer://h/a.B?interface=a.B&category=providers").unwrap();
+        let mut cache = ChildCache::new(sub, "providers");
+        let url = |methods: &str| {
+            crate::paths::node_name(
+                &Url::parse(&format!(
+                    "dubbo://10.0.0.1:20880/a.B?interface=a.B&methods={methods}&{}side=provider",
+                    "x=1&".repeat(40)
+                ))
+                .unwrap(),
+            )
+        };
+        let (a, b) = (url("aaaa"), url("aaab"));
+        assert_eq!(a.len(), b.len());
+        assert!(cache.update(vec![a.clone()]).changed);
+        let up = cache.update(vec![b]);
+        assert_eq!((up.added, up.removed), (1, 1));
+        assert_eq!(up.urls[0].get_param("methods"), Some("aaab"));
+    }
+
+    #[test]
+    fn key_collisions_keep_the_names_apart() {
+        let sub = Url::parse("consumer://h/a.B?interface=a.B&category=providers").unwrap();
+        let mut cache = ChildCache::new(sub, "providers");
+        cache.hasher.colliding = true;
+        let first = cache.update((0..50).map(name).collect());
+        assert_eq!((first.added, first.urls.len()), (50, 50));
+        assert_eq!(
+            cache.collided.len(),
+            49,
+            "one name holds the key, the others are kept"
+        );
+        let same = cache.update((0..50).map(name).collect());
+        assert!(!same.changed);
+        // The name holding the key leaves; the others stay found.
+        let next = cache.update((1..51).map(name).collect());
+        assert_eq!((next.added, next.removed, next.urls.len()), (1, 1, 50));
+        let mut hosts: Vec<String> = next
+            .urls
+            .iter()
+            .map(|u| u.host().unwrap().to_owned())
+            .collect();
+        hosts.sort();
+        let mut want: Vec<String> = (1..51).map(|i| format!("10.0.0.{i}")).collect();
+        want.sort();
+        assert_eq!(hosts, want);
+        assert!(!cache.update((1..51).map(name).collect()).changed);
+    }
+
+    #[test]
+    fn name_hash_depends_on_every_byte_and_on_the_seed() {
+        let h = NameHash::random();
+        let base = vec![b'a'; 1000];
+        let (k0, c0) = h.hash(&base);
+        for at in [0, 31, 32, 500, 990, 999] {
+            let mut v = base.clone();
+            v[at] = b'b';
+            let (k, c) = h.hash(&v);
+            assert!(k != k0 && c != c0, "byte {at}");
+        }
+        assert_ne!(h.hash(&base[..999]).0, k0, "length counts");
+        assert_ne!(NameHash::random().hash(&base).0, k0, "seeded per cache");
+        let keys: HashSet<u64> = (0..20_000).map(|i| h.hash(name(i).as_bytes()).0).collect();
+        assert_eq!(keys.len(), 20_000);
     }
 
     #[test]
