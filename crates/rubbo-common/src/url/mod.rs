@@ -3,13 +3,16 @@
 //! `protocol://username:password@host:port/path?key=value&key=value`, parsed exactly as
 //! Java Dubbo's `URLStrParser` does, including its irregular forms.
 //!
-//! A [`Url`] is two shared halves, as in Dubbo 3 (`URLAddress` + `URLParam`): the address
-//! part and the parameter part are separate `Arc`s, and equal parameter sets are one
-//! allocation (see [`UrlParams`]). Cloning a `Url` costs two reference-count increments;
-//! a derived URL (`with_param`, `with_host`...) shares whatever half it did not change.
+//! A [`Url`] is one small allocation, as compact as Dubbo 3's `URLAddress` + `URLParam`:
+//! the address base (protocol, credentials, path) and the parameter core (every
+//! parameter but the per-instance `pid` and `timestamp`) are shared, interned `Arc`s
+//! (see [`UrlParams`]); the host, the port and the per-instance values are kept inline.
+//! Cloning a `Url` costs one reference-count increment; a derived URL (`with_param`,
+//! `with_host`...) shares whatever it did not change.
 
 mod encode;
 mod intern;
+mod packed;
 mod params;
 mod parse;
 #[cfg(test)]
@@ -24,7 +27,8 @@ pub use encode::{decode, encode};
 pub use params::UrlParams;
 
 use crate::keys::{self, Param};
-use intern::{intern, share_params};
+use intern::{intern, share_base};
+use packed::Packed;
 
 /// Why a string is not a URL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -73,18 +77,39 @@ pub enum UrlError {
 /// ```
 #[derive(Clone)]
 pub struct Url {
-    addr: Arc<UrlAddress>,
-    params: Arc<UrlParams>,
+    inner: Arc<Inner>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Clone)]
+struct Inner {
+    addr: UrlAddress,
+    params: UrlParams,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct UrlAddress {
+    base: Arc<AddrBase>,
+    host: Option<Packed>,
+    port: u16,
+}
+
+/// The parts of an address that the providers of one service share.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub(crate) struct AddrBase {
     protocol: Option<Arc<str>>,
     username: Option<Box<str>>,
     password: Option<Box<str>>,
-    host: Option<Box<str>>,
-    port: u16,
     path: Option<Arc<str>>,
+}
+
+impl UrlAddress {
+    fn new(base: AddrBase, host: Option<&str>, port: u16) -> UrlAddress {
+        UrlAddress {
+            base: share_base(base),
+            host: host.map(Packed::one),
+            port,
+        }
+    }
 }
 
 impl Url {
@@ -104,51 +129,52 @@ impl Url {
     /// A URL with just a protocol, host and port.
     pub fn new(protocol: &str, host: &str, port: u16) -> Url {
         Url::from_parts(
-            UrlAddress {
-                protocol: Some(intern(protocol)),
-                host: Some(host.into()),
+            UrlAddress::new(
+                AddrBase {
+                    protocol: Some(intern(protocol)),
+                    ..Default::default()
+                },
+                Some(host),
                 port,
-                ..Default::default()
-            },
+            ),
             UrlParams::default(),
         )
     }
 
     fn from_parts(addr: UrlAddress, params: UrlParams) -> Url {
         Url {
-            addr: Arc::new(addr),
-            params: share_params(params),
+            inner: Arc::new(Inner { addr, params }),
         }
     }
 
     /// The protocol (`dubbo`, `tri`, `zookeeper`...), if any.
     pub fn protocol(&self) -> Option<&str> {
-        self.addr.protocol.as_deref()
+        self.inner.addr.base.protocol.as_deref()
     }
 
     /// The user name, if any.
     pub fn username(&self) -> Option<&str> {
-        self.addr.username.as_deref()
+        self.inner.addr.base.username.as_deref()
     }
 
     /// The password, if any.
     pub fn password(&self) -> Option<&str> {
-        self.addr.password.as_deref()
+        self.inner.addr.base.password.as_deref()
     }
 
     /// The host (an IPv6 host without its brackets), if any.
     pub fn host(&self) -> Option<&str> {
-        self.addr.host.as_deref()
+        self.inner.addr.host.as_ref().map(Packed::first)
     }
 
     /// The port; 0 when absent.
     pub fn port(&self) -> u16 {
-        self.addr.port
+        self.inner.addr.port
     }
 
     /// The path without its leading `/` (normally the interface name), if any.
     pub fn path(&self) -> Option<&str> {
-        self.addr.path.as_deref()
+        self.inner.addr.base.path.as_deref()
     }
 
     /// `host:port` (`[v6]:port` for IPv6), or just the host when the port is 0.
@@ -165,13 +191,13 @@ impl Url {
 
     /// The parameter set.
     pub fn params(&self) -> &UrlParams {
-        &self.params
+        &self.inner.params
     }
 
     /// The value of parameter `key`. Keys registered by old providers as
     /// `default.{key}` are found under `key` too.
     pub fn get_param(&self, key: &str) -> Option<&str> {
-        self.params.get(key)
+        self.inner.params.get(key)
     }
 
     /// The value of `key`, or `default` when absent or empty.
@@ -208,7 +234,8 @@ impl Url {
     /// `key`. This is the lookup every layer uses (see [`crate::resolve`] for the
     /// whole precedence order).
     pub fn get_method_param(&self, method: &str, key: &str) -> Option<&str> {
-        self.params
+        self.inner
+            .params
             .get_method(method, key)
             .filter(|v| !v.is_empty())
             .or_else(|| self.get_param(key))
@@ -302,27 +329,27 @@ impl Url {
     }
 
     fn write_body(&self, out: &mut String) {
-        let a = &*self.addr;
-        if let Some(p) = a.protocol.as_deref().filter(|p| !p.is_empty()) {
+        let b = &*self.inner.addr.base;
+        if let Some(p) = b.protocol.as_deref().filter(|p| !p.is_empty()) {
             out.push_str(p);
             out.push_str("://");
         }
-        if let Some(u) = a.username.as_deref().filter(|u| !u.is_empty()) {
+        if let Some(u) = b.username.as_deref().filter(|u| !u.is_empty()) {
             out.push_str(u);
-            if let Some(pw) = a.password.as_deref().filter(|p| !p.is_empty()) {
+            if let Some(pw) = b.password.as_deref().filter(|p| !p.is_empty()) {
                 out.push(':');
                 out.push_str(pw);
             }
             out.push('@');
         }
-        if let Some(h) = a.host.as_deref().filter(|h| !h.is_empty()) {
+        if let Some(h) = self.host().filter(|h| !h.is_empty()) {
             push_host(out, h);
-            if a.port > 0 {
+            if self.port() > 0 {
                 out.push(':');
-                out.push_str(&a.port.to_string());
+                out.push_str(&self.port().to_string());
             }
         }
-        if let Some(p) = a.path.as_deref().filter(|p| !p.is_empty()) {
+        if let Some(p) = b.path.as_deref().filter(|p| !p.is_empty()) {
             out.push('/');
             out.push_str(p);
         }
@@ -331,31 +358,31 @@ impl Url {
     // ---- derivation (each returns a new URL sharing what did not change) ----
 
     fn with_addr(&self, f: impl FnOnce(&mut UrlAddress)) -> Url {
-        let mut addr = (*self.addr).clone();
+        let mut addr = self.inner.addr.clone();
         f(&mut addr);
-        Url {
-            addr: Arc::new(addr),
-            params: self.params.clone(),
-        }
+        Url::from_parts(addr, self.inner.params.clone())
+    }
+
+    fn with_base(&self, f: impl FnOnce(&mut AddrBase)) -> Url {
+        let mut base = (*self.inner.addr.base).clone();
+        f(&mut base);
+        self.with_addr(|a| a.base = share_base(base))
     }
 
     fn with_map(&self, f: impl FnOnce(&mut std::collections::BTreeMap<Arc<str>, Arc<str>>)) -> Url {
-        let mut map = self.params.map().clone();
+        let mut map = self.inner.params.to_map();
         f(&mut map);
-        Url {
-            addr: self.addr.clone(),
-            params: share_params(UrlParams::from_map(map)),
-        }
+        Url::from_parts(self.inner.addr.clone(), UrlParams::from_map(map))
     }
 
     /// This URL with another protocol.
     pub fn with_protocol(&self, protocol: &str) -> Url {
-        self.with_addr(|a| a.protocol = Some(intern(protocol)))
+        self.with_base(|a| a.protocol = Some(intern(protocol)))
     }
 
     /// This URL with another host.
     pub fn with_host(&self, host: &str) -> Url {
-        self.with_addr(|a| a.host = Some(host.into()))
+        self.with_addr(|a| a.host = Some(Packed::one(host)))
     }
 
     /// This URL with another port.
@@ -366,12 +393,12 @@ impl Url {
     /// This URL with another path (leading `/` trimmed).
     pub fn with_path(&self, path: &str) -> Url {
         let path = path.trim_start_matches('/');
-        self.with_addr(|a| a.path = (!path.is_empty()).then(|| intern(path)))
+        self.with_base(|a| a.path = (!path.is_empty()).then(|| intern(path)))
     }
 
     /// This URL with other credentials.
     pub fn with_credentials(&self, username: Option<&str>, password: Option<&str>) -> Url {
-        self.with_addr(|a| {
+        self.with_base(|a| {
             a.username = username.map(Into::into);
             a.password = password.map(Into::into);
         })
@@ -442,10 +469,10 @@ impl Url {
         })
     }
 
-    /// Whether two URLs share the same parameter allocation (a cheap identity check used
-    /// by tests and caches).
+    /// Whether two URLs share the same parameter allocation and per-instance values, so
+    /// that their parameters are equal (a cheap identity check used by tests and caches).
     pub fn shares_params_with(&self, other: &Url) -> bool {
-        Arc::ptr_eq(&self.params, &other.params)
+        Arc::ptr_eq(&self.inner, &other.inner) || self.inner.params.same_as(&other.inner.params)
     }
 }
 
@@ -461,10 +488,11 @@ fn push_host(out: &mut String, host: &str) {
 
 impl fmt::Display for Url {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = String::with_capacity(64 + self.params.len() * 24);
+        let params = self.params();
+        let mut out = String::with_capacity(64 + params.len() * 24);
         self.write_body(&mut out);
         let mut first = true;
-        for (k, v) in self.params.iter() {
+        for (k, v) in params.iter() {
             out.push(if first { '?' } else { '&' });
             first = false;
             out.push_str(k);
@@ -483,8 +511,8 @@ impl fmt::Debug for Url {
 
 impl PartialEq for Url {
     fn eq(&self, other: &Self) -> bool {
-        (Arc::ptr_eq(&self.addr, &other.addr) || self.addr == other.addr)
-            && (Arc::ptr_eq(&self.params, &other.params) || self.params == other.params)
+        Arc::ptr_eq(&self.inner, &other.inner)
+            || (self.inner.addr == other.inner.addr && self.inner.params == other.inner.params)
     }
 }
 
@@ -492,8 +520,8 @@ impl Eq for Url {}
 
 impl std::hash::Hash for Url {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.addr.hash(state);
-        self.params.hash(state);
+        self.inner.addr.hash(state);
+        self.inner.params.hash(state);
     }
 }
 

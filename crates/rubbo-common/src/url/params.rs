@@ -1,27 +1,74 @@
 //! The parameter part of a URL: sorted key/value pairs plus a method-level index.
+//!
+//! A parameter set is split in two: a shared core (every key except the per-instance
+//! ones, with the method index), interned so that every provider of a service points to
+//! one core, and the values of the per-instance keys ([`SLOT_KEYS`]: `pid`,
+//! `timestamp`), which differ per provider and are kept inline in the URL.
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use super::intern::intern;
+use super::intern::{intern, share_core};
+use super::packed::Packed;
 use crate::keys::METHODS_KEY;
 
-/// The parameters of a [`Url`](super::Url): an immutable, sorted map shared between all
-/// URLs that carry the same set (see the `intern` module).
-///
-/// Method-level parameters (`sayHello.timeout=500`) are also indexed by method, so a
-/// per-call lookup needs no allocation.
-#[derive(Debug, Clone, Default)]
-pub struct UrlParams {
-    map: BTreeMap<Arc<str>, Arc<str>>,
+/// Keys whose values differ between the providers of one service, in key order. None
+/// contains a `.`, so none is ever a method-level key.
+pub(crate) const SLOT_KEYS: [&str; 2] = ["pid", "timestamp"];
+
+fn slot_index(key: &str) -> Option<usize> {
+    SLOT_KEYS.iter().position(|k| *k == key)
+}
+
+/// The shared part of a parameter set.
+#[derive(Debug, Default)]
+pub(crate) struct ParamCore {
+    /// Every parameter except the slot keys.
+    pub(crate) map: BTreeMap<Arc<str>, Arc<str>>,
+    /// Bit `i` set: `SLOT_KEYS[i]` is present (its value is in the URL).
+    pub(crate) slots: u8,
     /// method -> key -> value, built from `{method}.{key}` entries.
     by_method: HashMap<Arc<str>, HashMap<Arc<str>, Arc<str>>>,
 }
 
+impl ParamCore {
+    pub(crate) fn new(map: BTreeMap<Arc<str>, Arc<str>>, slots: u8) -> ParamCore {
+        let by_method = index_methods(&map);
+        ParamCore {
+            map,
+            slots,
+            by_method,
+        }
+    }
+}
+
+/// The parameters of a [`Url`](super::Url): an immutable, sorted map. Its shared core
+/// is one allocation for every URL that carries the same parameters apart from `pid`
+/// and `timestamp` (see the `intern` module).
+///
+/// Method-level parameters (`sayHello.timeout=500`) are also indexed by method, so a
+/// per-call lookup needs no allocation.
+#[derive(Clone)]
+pub struct UrlParams {
+    core: Arc<ParamCore>,
+    /// The values of the present slot keys, in `SLOT_KEYS` order.
+    values: Packed,
+}
+
+impl Default for UrlParams {
+    fn default() -> Self {
+        UrlParams::from_map(BTreeMap::new())
+    }
+}
+
 impl PartialEq for UrlParams {
     fn eq(&self, other: &Self) -> bool {
-        self.map == other.map
+        if Arc::ptr_eq(&self.core, &other.core) {
+            return self.values == other.values;
+        }
+        self.len() == other.len() && self.iter().eq(other.iter())
     }
 }
 
@@ -29,7 +76,17 @@ impl Eq for UrlParams {}
 
 impl Hash for UrlParams {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.map.hash(state);
+        state.write_usize(self.len());
+        for (k, v) in self.iter() {
+            k.hash(state);
+            v.hash(state);
+        }
+    }
+}
+
+impl fmt::Debug for UrlParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
     }
 }
 
@@ -46,38 +103,105 @@ impl UrlParams {
         Self::from_map(map)
     }
 
-    pub(crate) fn from_map(map: BTreeMap<Arc<str>, Arc<str>>) -> Self {
-        let by_method = index_methods(&map);
-        UrlParams { map, by_method }
+    /// Splits `map` into the shared core and the slot values.
+    pub(crate) fn from_map(mut map: BTreeMap<Arc<str>, Arc<str>>) -> Self {
+        let mut slots = 0u8;
+        let mut found: [Option<Arc<str>>; 2] = [None, None];
+        for (i, key) in SLOT_KEYS.iter().enumerate() {
+            if let Some(v) = map.remove(*key) {
+                slots |= 1 << i;
+                found[i] = Some(v);
+            }
+        }
+        let [a, b] = found;
+        let values = match (a.as_deref(), b.as_deref()) {
+            (Some(a), Some(b)) => Packed::two(a, b),
+            (Some(v), None) | (None, Some(v)) => Packed::one(v),
+            (None, None) => Packed::one(""),
+        };
+        UrlParams {
+            core: share_core(map, slots),
+            values,
+        }
     }
 
-    pub(crate) fn map(&self) -> &BTreeMap<Arc<str>, Arc<str>> {
-        &self.map
+    /// The whole map (slot values included).
+    pub(crate) fn to_map(&self) -> BTreeMap<Arc<str>, Arc<str>> {
+        let mut map = self.core.map.clone();
+        for (k, v) in self.slot_pairs().into_iter().flatten() {
+            map.insert(intern(k), Arc::from(v));
+        }
+        map
+    }
+
+    /// The present slot keys with their values, in key order (absent ones last).
+    fn slot_pairs(&self) -> [Option<(&'static str, &str)>; 2] {
+        match self.core.slots {
+            0 => [None, None],
+            1 => [Some((SLOT_KEYS[0], self.values.first())), None],
+            2 => [Some((SLOT_KEYS[1], self.values.first())), None],
+            _ => [
+                Some((SLOT_KEYS[0], self.values.first())),
+                Some((SLOT_KEYS[1], self.values.second())),
+            ],
+        }
+    }
+
+    /// Whether the two sets share one core (tests).
+    #[cfg(test)]
+    pub(crate) fn shares_core_with(&self, other: &UrlParams) -> bool {
+        Arc::ptr_eq(&self.core, &other.core)
+    }
+
+    /// Whether the two sets are the same core with the same slot values (cheap).
+    pub(crate) fn same_as(&self, other: &UrlParams) -> bool {
+        Arc::ptr_eq(&self.core, &other.core) && self.values == other.values
     }
 
     /// The value of `key`, if present.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.map.get(key).map(|v| &**v)
+        match slot_index(key) {
+            Some(i) => self
+                .slot_pairs()
+                .into_iter()
+                .flatten()
+                .find(|(k, _)| *k == SLOT_KEYS[i])
+                .map(|(_, v)| v),
+            None => self.core.map.get(key).map(|v| &**v),
+        }
     }
 
     /// The method-level value of `key` for `method` (`{method}.{key}`), if present.
     pub fn get_method(&self, method: &str, key: &str) -> Option<&str> {
-        self.by_method.get(method)?.get(key).map(|v| &**v)
+        self.core.by_method.get(method)?.get(key).map(|v| &**v)
     }
 
     /// Number of parameters.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.core.map.len() + self.core.slots.count_ones() as usize
     }
 
     /// Whether there are no parameters.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 
     /// The parameters in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.map.iter().map(|(k, v)| (&**k, &**v))
+        let slots = self.slot_pairs();
+        let mut next_slot = 0;
+        let mut core = self.core.map.iter().map(|(k, v)| (&**k, &**v)).peekable();
+        std::iter::from_fn(move || {
+            let slot = slots.get(next_slot).copied().flatten();
+            match (core.peek(), slot) {
+                (Some(&(k, _)), Some((s, _))) if k < s => core.next(),
+                (_, Some(pair)) => {
+                    next_slot += 1;
+                    Some(pair)
+                }
+                (_, None) => core.next(),
+            }
+        })
     }
 }
 

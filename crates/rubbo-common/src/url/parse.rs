@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use super::encode::decode_with;
 use super::intern::intern;
-use super::{Url, UrlAddress, UrlError, UrlParams};
+use super::params::SLOT_KEYS;
+use super::{AddrBase, Url, UrlAddress, UrlError, UrlParams};
 use crate::keys::DEFAULT_KEY_PREFIX;
 
 type Map = BTreeMap<Arc<str>, Arc<str>>;
@@ -75,7 +76,12 @@ fn parse_params(s: &str, encoded: bool) -> Result<Map, UrlError> {
         }
         let v = v.unwrap_or_else(|| k.to_owned());
         let key = intern(k);
-        let value = intern(&v);
+        // Per-instance values (pid, timestamp) are unique: not worth a table entry.
+        let value = if SLOT_KEYS.contains(&k) {
+            Arc::from(v.as_str())
+        } else {
+            intern(&v)
+        };
         if let Some(plain) = k.strip_prefix(DEFAULT_KEY_PREFIX) {
             if !plain.is_empty() {
                 map.entry(intern(plain)).or_insert_with(|| value.clone());
@@ -138,14 +144,16 @@ fn parse_body(full: &str, body: &str, params: Map) -> Result<Url, UrlError> {
         .map(|p| p.trim_start_matches('/'))
         .filter(|p| !p.is_empty());
 
-    let addr = UrlAddress {
-        protocol: protocol.map(intern),
-        username: username.map(Into::into),
-        password: password.map(Into::into),
-        host: host.filter(|h| !h.is_empty()).map(Into::into),
+    let addr = UrlAddress::new(
+        AddrBase {
+            protocol: protocol.map(intern),
+            username: username.map(Into::into),
+            password: password.map(Into::into),
+            path: path.map(intern),
+        },
+        host.filter(|h| !h.is_empty()),
         port,
-        path: path.map(intern),
-    };
+    );
     Ok(Url::from_parts(addr, UrlParams::from_map(params)))
 }
 

@@ -417,3 +417,79 @@ proptest! {
         let _ = Url::parse_encoded(&s);
     }
 }
+
+#[test]
+fn providers_differing_in_pid_and_timestamp_share_one_core() {
+    let url = |i: u32| {
+        p(&format!(
+            "dubbo://10.0.{}.{}:2088{}/a.B?application=x&interface=a.B&methods=m1,m2&m1.timeout=5&pid={}&side=provider&timestamp={}&weight=100",
+            i / 256,
+            i % 256,
+            i % 3,
+            1000 + i,
+            1_700_000_000_000u64 + u64::from(i)
+        ))
+    };
+    let a = url(1);
+    let b = url(2);
+    assert!(a.params().shares_core_with(b.params()));
+    assert!(!a.shares_params_with(&b), "pid and timestamp differ");
+    assert_ne!(a.params(), b.params());
+    assert_eq!(a, url(1));
+    assert!(a.shares_params_with(&url(1)));
+    assert_eq!(a.get_param("pid"), Some("1001"));
+    assert_eq!(a.get_param("timestamp"), Some("1700000000001"));
+    assert_eq!(a.get_method_param("m1", "timeout"), Some("5"));
+    assert_eq!(a.params().len(), 8);
+    let keys: Vec<&str> = a.params().iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        keys,
+        [
+            "application",
+            "interface",
+            "m1.timeout",
+            "methods",
+            "pid",
+            "side",
+            "timestamp",
+            "weight"
+        ]
+    );
+    assert_eq!(
+        a.to_string(),
+        "dubbo://10.0.0.1:20881/a.B?application=x&interface=a.B&m1.timeout=5&methods=m1,m2&pid=1001&side=provider&timestamp=1700000000001&weight=100"
+    );
+    // Equal parameters built another way are equal, and hash alike.
+    let c = Url::parse("dubbo://10.0.0.1:20881/a.B")
+        .unwrap()
+        .with_params(a.params().iter());
+    assert_eq!(c, a);
+    let hash = |u: &Url| {
+        use std::hash::{BuildHasher, RandomState};
+        thread_local!(static S: RandomState = RandomState::new());
+        S.with(|s| s.hash_one(u))
+    };
+    assert_eq!(hash(&c), hash(&a));
+    // Derivations keep or drop the per-instance values.
+    let d = a.with_param("timestamp", "1");
+    assert!(d.params().shares_core_with(a.params()));
+    assert_eq!(d.get_param("timestamp"), Some("1"));
+    let e = a.without_params(&["pid"]);
+    assert_eq!(e.get_param("pid"), None);
+    assert_eq!(e.params().len(), 7);
+    assert!(!e.params().shares_core_with(a.params()));
+    let only_ts = p("dubbo://h:1/S?timestamp=5&a=1");
+    assert_eq!(only_ts.get_param("timestamp"), Some("5"));
+    assert_eq!(only_ts.get_param("pid"), None);
+    assert_eq!(only_ts.to_string(), "dubbo://h:1/S?a=1&timestamp=5");
+    let long = "9".repeat(40);
+    let heap = p(&format!("dubbo://h:1/S?pid={long}&timestamp={long}"));
+    assert_eq!(heap.get_param("pid"), Some(long.as_str()));
+    assert_eq!(heap.get_param("timestamp"), Some(long.as_str()));
+}
+
+#[test]
+fn a_url_is_one_small_allocation() {
+    assert_eq!(std::mem::size_of::<Url>(), 8);
+    assert!(std::mem::size_of::<super::Inner>() <= 72);
+}
