@@ -14,7 +14,6 @@
 //! (about 2^-96 per pair of names of one category).
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry as MapEntry;
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
@@ -40,10 +39,14 @@ pub struct ChildUpdate {
 pub struct ChildCache {
     subscription: Url,
     category: String,
-    /// Keyed by [`NameHash::key`]; the hasher passes that key through.
-    entries: HashMap<u64, Entry, KeyState>,
+    /// One entry per child, sorted by key: 24 bytes a child, no per-child allocation
+    /// besides its URL.
+    entries: Vec<Entry>,
+    /// `starts[b]`: the first entry whose key's top `bits` bits are `b` or more.
+    starts: Vec<u32>,
+    bits: u32,
     /// Names whose key is taken by another name (a detected collision): kept whole.
-    collided: HashMap<String, Entry>,
+    collided: HashMap<String, Collided>,
     hasher: NameHash,
     generation: u32,
     delivered: bool,
@@ -51,10 +54,15 @@ pub struct ChildCache {
 }
 
 struct Entry {
-    /// [`NameHash::check`] of the name.
+    /// [`NameHash::hash`] of the name: key and check.
+    key: u64,
     check: u32,
-    seen: u32,
     /// `None`: unparseable or not for this subscription.
+    url: Option<Url>,
+}
+
+struct Collided {
+    seen: u32,
     url: Option<Url>,
 }
 
@@ -74,7 +82,9 @@ impl ChildCache {
         ChildCache {
             subscription,
             category: category.to_owned(),
-            entries: HashMap::with_hasher(KeyState),
+            entries: Vec::new(),
+            starts: vec![0, 0],
+            bits: 0,
             collided: HashMap::new(),
             hasher: NameHash::random(),
             generation: 0,
@@ -110,61 +120,99 @@ impl ChildCache {
     pub fn update_names<S: AsRef<str>>(&mut self, children: &[S]) -> ChildUpdate {
         self.generation = self.generation.wrapping_add(1);
         let generation = self.generation;
-        let mut added = 0;
-        // Distinct cached children seen in this list.
+        // Hash every name first, then look the keys up: streaming through the names
+        // evicts the table, and short independent lookups let the CPU overlap misses.
+        let hashes: Vec<(u64, u32)> = children
+            .iter()
+            .map(|n| self.hasher.hash(n.as_ref().as_bytes()))
+            .collect();
+        let mut seen_bits = vec![0u64; self.entries.len().div_ceil(64)];
         let mut seen = 0;
-        for name in children {
+        // New entries, with the index of their name.
+        let mut fresh: Vec<(Entry, usize)> = Vec::new();
+        let mut added = 0;
+        for (at, (name, (key, check))) in children.iter().zip(hashes).enumerate() {
             let name = name.as_ref();
-            let (key, check) = self.hasher.hash(name.as_bytes());
-            let mut mark = |e: &mut Entry| {
-                if e.seen != generation {
-                    e.seen = generation;
-                    seen += 1;
-                }
-            };
-            match self.entries.get_mut(&key) {
-                Some(e) if e.check == check => {
-                    mark(e);
+            let found = self.find(key);
+            if let Some(i) = found {
+                if self.entries[i].check == check {
+                    let (word, bit) = (i / 64, 1u64 << (i % 64));
+                    if seen_bits[word] & bit == 0 {
+                        seen_bits[word] |= bit;
+                        seen += 1;
+                    }
                     continue;
                 }
-                _ => {}
             }
             if !self.collided.is_empty() {
                 if let Some(e) = self.collided.get_mut(name) {
-                    mark(e);
+                    e.seen = generation;
                     continue;
                 }
             }
             added += 1;
-            seen += 1;
-            let entry = Entry {
-                check,
-                seen: generation,
-                url: self.parse(name),
-            };
-            match self.entries.entry(key) {
-                MapEntry::Occupied(_) => {
-                    debug!(category = %self.category, "child name hash collision: keeping the name");
-                    self.collided.insert(name.to_owned(), entry);
-                }
-                MapEntry::Vacant(v) => {
-                    v.insert(entry);
-                }
+            let url = self.parse(name);
+            if found.is_some() {
+                debug!(category = %self.category, "child name hash collision: keeping the name");
+                self.collided.insert(
+                    name.to_owned(),
+                    Collided {
+                        seen: generation,
+                        url,
+                    },
+                );
+            } else {
+                fresh.push((Entry { key, check, url }, at));
             }
         }
-        let before = self.len();
-        let mut removed = 0;
-        if seen != before {
-            self.entries.retain(|_, e| e.seen == generation);
-            self.collided.retain(|_, e| e.seen == generation);
-            removed = before - self.len();
+        let mut removed = self.entries.len() - seen;
+        if removed > 0 {
+            let mut i = 0;
+            self.entries.retain(|_| {
+                let keep = seen_bits[i / 64] & (1 << (i % 64)) != 0;
+                i += 1;
+                keep
+            });
+        }
+        let before = self.collided.len();
+        self.collided.retain(|_, e| e.seen == generation);
+        removed += before - self.collided.len();
+        if !fresh.is_empty() {
+            fresh.sort_unstable_by_key(|(e, _)| e.key);
+            self.entries.reserve_exact(fresh.len());
+            let mut last: Option<(u64, u32)> = None;
+            for (e, at) in fresh {
+                match last {
+                    // The same name twice in one list.
+                    Some((k, c)) if k == e.key && c == e.check => added -= 1,
+                    // Two new names with one key.
+                    Some((k, _)) if k == e.key => {
+                        self.collided.insert(
+                            children[at].as_ref().to_owned(),
+                            Collided {
+                                seen: generation,
+                                url: e.url,
+                            },
+                        );
+                    }
+                    _ => {
+                        last = Some((e.key, e.check));
+                        self.entries.push(e);
+                    }
+                }
+            }
+            // Two sorted runs: the stable sort merges them in linear time.
+            self.entries.sort_by_key(|e| e.key);
+        }
+        if added > 0 || removed > 0 {
+            self.index();
         }
         let mut urls: Vec<Url> = Vec::with_capacity(self.len().max(1));
         urls.extend(
             self.entries
-                .values()
-                .chain(self.collided.values())
-                .filter_map(|e| e.url.clone()),
+                .iter()
+                .filter_map(|e| e.url.clone())
+                .chain(self.collided.values().filter_map(|e| e.url.clone())),
         );
         if urls.is_empty() {
             if self.empty_protection && self.category == PROVIDERS_CATEGORY {
@@ -181,6 +229,32 @@ impl ChildCache {
             added,
             removed,
         }
+    }
+
+    /// The index of the entry with `key`.
+    fn find(&self, key: u64) -> Option<usize> {
+        let b = bucket(key, self.bits);
+        let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+        self.entries[lo..hi]
+            .iter()
+            .position(|e| e.key == key)
+            .map(|p| lo + p)
+    }
+
+    /// Rebuilds `starts` for the sorted entries: about four entries a bucket.
+    fn index(&mut self) {
+        let n = self.entries.len();
+        self.bits = (usize::BITS - (n / 4).leading_zeros()).min(24);
+        let buckets = 1usize << self.bits;
+        self.starts.clear();
+        self.starts.resize(buckets + 1, 0);
+        for e in &self.entries {
+            self.starts[bucket(e.key, self.bits) + 1] += 1;
+        }
+        for b in 0..buckets {
+            self.starts[b + 1] += self.starts[b];
+        }
+        self.starts.shrink_to_fit();
     }
 
     fn parse(&self, name: &str) -> Option<Url> {
@@ -274,39 +348,20 @@ fn fold(a: u64, b: u64) -> u64 {
     (p as u64) ^ ((p >> 64) as u64)
 }
 
+/// The bucket of `key` among `2^bits`: its top bits.
+fn bucket(key: u64, bits: u32) -> usize {
+    if bits == 0 {
+        0
+    } else {
+        (key >> (64 - bits)) as usize
+    }
+}
+
 /// splitmix64's finalizer.
 fn avalanche(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
-}
-
-/// Passes a `u64` key (already a hash) through as its own hash.
-#[derive(Debug, Clone, Copy, Default)]
-struct KeyState;
-
-impl BuildHasher for KeyState {
-    type Hasher = KeyHasher;
-    fn build_hasher(&self) -> KeyHasher {
-        KeyHasher(0)
-    }
-}
-
-#[derive(Debug)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(K);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// Builds [`SampledHasher`]s.
