@@ -149,11 +149,10 @@ impl<'de> Decoder<'de> {
 
     fn object<V: Visitor<'de>>(&mut self, class: usize, at: usize, visitor: V) -> Result<V::Value> {
         self.open(at)?;
-        let len = self.classes[class].fields.len();
-        let first = self.classes[class].fields.start;
+        let len = self.class_len(class);
         let mut access = ObjectAccess {
             de: self,
-            first,
+            class,
             len,
             next: 0,
             value_pending: false,
@@ -173,8 +172,8 @@ impl<'de> Decoder<'de> {
         self.register(at);
         self.enter()?;
         let mut name = None;
-        for i in self.classes[class].fields.clone() {
-            if self.field_names[i] == "name" && name.is_none() {
+        for i in 0..self.class_len(class) {
+            if name.is_none() && self.field_name(class, i) == "name" {
                 name = Some(self.read_str()?);
             } else {
                 self.skip_value()?;
@@ -184,7 +183,7 @@ impl<'de> Decoder<'de> {
         name.ok_or_else(|| Error::Message {
             msg: format!(
                 "enum object of class {} has no `name` field",
-                self.classes[class].name
+                self.class_name(class)
             ),
             offset: Some(at),
         })
@@ -384,7 +383,7 @@ impl<'de> MapAccess<'de> for HMapAccess<'_, 'de> {
 
 struct ObjectAccess<'a, 'de> {
     de: &'a mut Decoder<'de>,
-    first: usize,
+    class: usize,
     len: usize,
     next: usize,
     value_pending: bool,
@@ -406,6 +405,7 @@ impl ObjectAccess<'_, '_> {
 
 impl<'de> MapAccess<'de> for ObjectAccess<'_, 'de> {
     type Error = Error;
+    #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         if self.value_pending {
             self.de.skip_value()?;
@@ -414,12 +414,13 @@ impl<'de> MapAccess<'de> for ObjectAccess<'_, 'de> {
         if self.next >= self.len {
             return Ok(None);
         }
-        let name: &str = &self.de.field_names[self.first + self.next];
+        let name = self.de.field_name(self.class, self.next);
         self.next += 1;
         self.value_pending = true;
         let d: de::value::StrDeserializer<'_, Error> = name.into_deserializer();
         seed.deserialize(d).map(Some)
     }
+    #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         self.value_pending = false;
         seed.deserialize(&mut *self.de)

@@ -12,18 +12,31 @@ use crate::value::{List, Map, Object, Value};
 /// The default bound on nesting depth (lists, maps, objects, references).
 pub const DEFAULT_MAX_DEPTH: usize = 512;
 
-/// A class name and its field names, shared (for building `Value`s).
-type SharedClass = (Arc<str>, Arc<[Arc<str>]>);
+use crate::class_cache::{self, SharedClass};
 
 /// A class definition read from the stream (names borrowed from the input
-/// when they are plain UTF-8, as they nearly always are).
+/// when they are plain UTF-8, as they nearly always are), or found in the
+/// class cache (then only `slot` is set).
 #[derive(Debug)]
 pub(crate) struct ClassDef<'de> {
-    pub(crate) name: Cow<'de, str>,
+    name: Cow<'de, str>,
     /// Range into the decoder's `field_names`.
-    pub(crate) fields: std::ops::Range<usize>,
+    fields: std::ops::Range<usize>,
     /// Shared forms for building `Value`s, made on first use.
     shared: Option<SharedClass>,
+    /// Slot + 1 in the decoder's cache snapshot; 0 for a definition read in full.
+    slot: u32,
+}
+
+/// The `Decoder`'s view of the per-thread class cache.
+#[derive(Debug, Default)]
+struct CacheState {
+    /// The table as it was when this stream first needed it.
+    table: Option<Arc<class_cache::Table>>,
+    /// Definitions read in full that can be cached: (bytes, class index).
+    pending: Vec<(std::ops::Range<usize>, usize)>,
+    /// Whether `table` was taken.
+    taken: bool,
 }
 
 /// How a list starts: its type and its length (`None` = ends with `Z`).
@@ -82,6 +95,13 @@ pub struct Decoder<'de> {
     /// Values read while following references (typed decoding), and the bound
     /// on them: a chain of shared references must not expand exponentially.
     replay_work: usize,
+    cache: CacheState,
+}
+
+impl Drop for Decoder<'_> {
+    fn drop(&mut self) {
+        self.flush_cache();
+    }
 }
 
 impl<'de> Decoder<'de> {
@@ -100,6 +120,7 @@ impl<'de> Decoder<'de> {
             depth: 0,
             max_depth: DEFAULT_MAX_DEPTH,
             replay_work: 0,
+            cache: CacheState::default(),
         }
     }
 
@@ -132,6 +153,7 @@ impl<'de> Decoder<'de> {
     /// Forgets class definitions, type names and references, as at the start
     /// of a new stream (the position is kept).
     pub fn reset(&mut self) {
+        self.flush_cache();
         self.classes.clear();
         self.types.clear();
         self.refs.clear();
@@ -278,6 +300,82 @@ impl<'de> Decoder<'de> {
     }
 
     fn read_class_def(&mut self) -> Result<()> {
+        let start = self.pos;
+        let span = class_cache::span(self.input, start);
+        if let Some(end) = span {
+            if self.replay > 0 {
+                self.pos = end;
+                return Ok(());
+            }
+            if !self.cache.taken {
+                self.cache.taken = true;
+                self.cache.table = class_cache::snapshot();
+            }
+            if let Some(slot) = self
+                .cache
+                .table
+                .as_ref()
+                .and_then(|t| t.find(&self.input[start..end]))
+            {
+                self.pos = end;
+                self.push_class(ClassDef {
+                    name: Cow::Borrowed(""),
+                    fields: 0..0,
+                    shared: None,
+                    slot: slot.saturating_add(1),
+                });
+                return Ok(());
+            }
+        }
+        self.read_class_def_slow()?;
+        if let Some(end) = span
+            && end == self.pos
+            && let Some(idx) = self.classes.len().checked_sub(1)
+            && self.class_is_ascii(idx)
+        {
+            self.cache.pending.push((start..end, idx));
+        }
+        Ok(())
+    }
+
+    /// Adds the definitions this stream read in full to the class cache.
+    fn flush_cache(&mut self) {
+        self.cache.table = None;
+        self.cache.taken = false;
+        if self.cache.pending.is_empty() {
+            return;
+        }
+        let pending = std::mem::take(&mut self.cache.pending);
+        let mut new = Vec::with_capacity(pending.len());
+        for (bytes, idx) in pending {
+            if idx < self.classes.len()
+                && let Some(key) = self.input.get(bytes)
+            {
+                new.push((Box::<[u8]>::from(key), self.class_shared(idx)));
+            }
+        }
+        class_cache::insert(new);
+    }
+
+    /// Whether the names of (stream) class definition `idx` are all ASCII,
+    /// so its byte layout follows from its string lengths alone.
+    fn class_is_ascii(&self, idx: usize) -> bool {
+        let def = &self.classes[idx];
+        def.name.is_ascii()
+            && self.field_names[def.fields.clone()]
+                .iter()
+                .all(|f| f.is_ascii())
+    }
+
+    fn push_class(&mut self, def: ClassDef<'de>) {
+        if self.classes.capacity() == 0 {
+            self.classes.reserve(8);
+        }
+        self.classes.push(def);
+    }
+
+    #[cold]
+    fn read_class_def_slow(&mut self) -> Result<()> {
         let name = self.read_str()?;
         let at = self.pos;
         let n = self.read_int()?;
@@ -296,13 +394,11 @@ impl<'de> Decoder<'de> {
             let f = self.read_str()?;
             self.field_names.push(f);
         }
-        if self.classes.capacity() == 0 {
-            self.classes.reserve(8);
-        }
-        self.classes.push(ClassDef {
+        self.push_class(ClassDef {
             name,
             fields: start..self.field_names.len(),
             shared: None,
+            slot: 0,
         });
         Ok(())
     }
@@ -710,8 +806,44 @@ impl<'de> Decoder<'de> {
             })
     }
 
+    /// The cached form of class definition `idx`, if it came from the cache.
+    #[inline]
+    fn cached_class(&self, idx: usize) -> Option<&SharedClass> {
+        let slot = self.classes[idx].slot.checked_sub(1)?;
+        self.cache.table.as_ref()?.class(slot)
+    }
+
+    /// The number of fields of class definition `idx` (checked by `object_head`).
+    #[inline]
+    pub(crate) fn class_len(&self, idx: usize) -> usize {
+        match self.cached_class(idx) {
+            Some((_, f)) => f.len(),
+            None => self.classes[idx].fields.len(),
+        }
+    }
+
+    /// Field `i` of class definition `idx`.
+    #[inline]
+    pub(crate) fn field_name(&self, idx: usize, i: usize) -> &str {
+        match self.cached_class(idx) {
+            Some((_, f)) => &f[i],
+            None => &self.field_names[self.classes[idx].fields.start + i],
+        }
+    }
+
+    /// The class name of class definition `idx`.
+    pub(crate) fn class_name(&self, idx: usize) -> &str {
+        match self.cached_class(idx) {
+            Some((n, _)) => n,
+            None => &self.classes[idx].name,
+        }
+    }
+
     /// The class name and field names of class definition `idx` as shared strings.
     fn class_shared(&mut self, idx: usize) -> SharedClass {
+        if let Some(c) = self.cached_class(idx) {
+            return c.clone();
+        }
         let names = &self.field_names;
         let def = &mut self.classes[idx];
         def.shared
@@ -914,7 +1046,7 @@ impl<'de> Decoder<'de> {
             }
             _ => {
                 let idx = self.object_head(tag, at)?;
-                let n = self.classes[idx].fields.len();
+                let n = self.class_len(idx);
                 self.register(at);
                 Some(n)
             }

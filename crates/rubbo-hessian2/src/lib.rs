@@ -7,6 +7,7 @@
     clippy::unwrap_used
 )]
 
+mod class_cache;
 mod de;
 mod decoder;
 mod encoder;
