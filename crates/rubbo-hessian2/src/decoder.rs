@@ -14,9 +14,8 @@ pub const DEFAULT_MAX_DEPTH: usize = 512;
 
 use crate::class_cache::{self, SharedClass};
 
-/// A class definition read from the stream (names borrowed from the input
-/// when they are plain UTF-8, as they nearly always are), or found in the
-/// class cache (then only `slot` is set).
+/// A class definition read in full from the stream (names borrowed from the
+/// input when they are plain UTF-8, as they nearly always are).
 #[derive(Debug)]
 pub(crate) struct ClassDef<'de> {
     name: Cow<'de, str>,
@@ -24,9 +23,11 @@ pub(crate) struct ClassDef<'de> {
     fields: std::ops::Range<usize>,
     /// Shared forms for building `Value`s, made on first use.
     shared: Option<SharedClass>,
-    /// Slot + 1 in the decoder's cache snapshot; 0 for a definition read in full.
-    slot: u32,
 }
+
+/// In `Decoder::class_refs`: the definition is slot `r & !CACHED` of the
+/// cache snapshot (else it is `classes[r]`).
+const CACHED: u32 = 1 << 31;
 
 /// The `Decoder`'s view of the per-thread class cache.
 #[derive(Debug, Default)]
@@ -79,7 +80,11 @@ pub(crate) struct ListHead {
 pub struct Decoder<'de> {
     input: &'de [u8],
     pos: usize,
-    pub(crate) classes: Vec<ClassDef<'de>>,
+    /// The stream's class definitions, by number: `CACHED | slot` for one
+    /// found in the class cache, else an index into `classes`.
+    class_refs: Small<u32, 16>,
+    /// The class definitions read in full.
+    classes: Vec<ClassDef<'de>>,
     types: Vec<Arc<str>>,
     /// Start offset of every container (list, map, object), in stream order.
     pub(crate) refs: Small<usize, 16>,
@@ -110,6 +115,7 @@ impl<'de> Decoder<'de> {
         Decoder {
             input,
             pos: 0,
+            class_refs: Small::default(),
             classes: Vec::new(),
             types: Vec::new(),
             refs: Small::default(),
@@ -154,6 +160,7 @@ impl<'de> Decoder<'de> {
     /// of a new stream (the position is kept).
     pub fn reset(&mut self) {
         self.flush_cache();
+        self.class_refs.clear();
         self.classes.clear();
         self.types.clear();
         self.refs.clear();
@@ -318,20 +325,15 @@ impl<'de> Decoder<'de> {
                 .and_then(|t| t.find(&self.input[start..end]))
             {
                 self.pos = end;
-                self.push_class(ClassDef {
-                    name: Cow::Borrowed(""),
-                    fields: 0..0,
-                    shared: None,
-                    slot: slot.saturating_add(1),
-                });
+                self.class_refs.push(CACHED | slot);
                 return Ok(());
             }
         }
         self.read_class_def_slow()?;
         if let Some(end) = span
             && end == self.pos
-            && let Some(idx) = self.classes.len().checked_sub(1)
-            && self.class_is_ascii(idx)
+            && self.last_class_is_ascii()
+            && let Some(idx) = self.class_refs.len().checked_sub(1)
         {
             self.cache.pending.push((start..end, idx));
         }
@@ -348,7 +350,7 @@ impl<'de> Decoder<'de> {
         let pending = std::mem::take(&mut self.cache.pending);
         let mut new = Vec::with_capacity(pending.len());
         for (bytes, idx) in pending {
-            if idx < self.classes.len()
+            if idx < self.class_refs.len()
                 && let Some(key) = self.input.get(bytes)
             {
                 new.push((Box::<[u8]>::from(key), self.class_shared(idx)));
@@ -357,20 +359,23 @@ impl<'de> Decoder<'de> {
         class_cache::insert(new);
     }
 
-    /// Whether the names of (stream) class definition `idx` are all ASCII,
-    /// so its byte layout follows from its string lengths alone.
-    fn class_is_ascii(&self, idx: usize) -> bool {
-        let def = &self.classes[idx];
-        def.name.is_ascii()
-            && self.field_names[def.fields.clone()]
-                .iter()
-                .all(|f| f.is_ascii())
+    /// Whether the names of the last class definition read in full are all
+    /// ASCII, so its byte layout follows from its string lengths alone.
+    fn last_class_is_ascii(&self) -> bool {
+        self.classes.last().is_some_and(|def| {
+            def.name.is_ascii()
+                && self.field_names[def.fields.clone()]
+                    .iter()
+                    .all(|f| f.is_ascii())
+        })
     }
 
     fn push_class(&mut self, def: ClassDef<'de>) {
         if self.classes.capacity() == 0 {
             self.classes.reserve(8);
         }
+        self.class_refs
+            .push(u32::try_from(self.classes.len()).unwrap_or(u32::MAX) & !CACHED);
         self.classes.push(def);
     }
 
@@ -398,7 +403,6 @@ impl<'de> Decoder<'de> {
             name,
             fields: start..self.field_names.len(),
             shared: None,
-            slot: 0,
         });
         Ok(())
     }
@@ -798,7 +802,7 @@ impl<'de> Decoder<'de> {
         };
         usize::try_from(idx)
             .ok()
-            .filter(|&i| i < self.classes.len())
+            .filter(|&i| i < self.class_refs.len())
             .ok_or(Error::InvalidRef {
                 offset: at,
                 kind: "class",
@@ -809,8 +813,17 @@ impl<'de> Decoder<'de> {
     /// The cached form of class definition `idx`, if it came from the cache.
     #[inline]
     fn cached_class(&self, idx: usize) -> Option<&SharedClass> {
-        let slot = self.classes[idx].slot.checked_sub(1)?;
-        self.cache.table.as_ref()?.class(slot)
+        let r = self.class_refs.get(idx)?;
+        if r & CACHED == 0 {
+            return None;
+        }
+        self.cache.table.as_ref()?.class(r & !CACHED)
+    }
+
+    /// Class definition `idx` when it was read in full.
+    #[inline]
+    fn stream_class(&self, idx: usize) -> &ClassDef<'de> {
+        &self.classes[self.class_refs.get(idx).unwrap_or(u32::MAX) as usize]
     }
 
     /// The number of fields of class definition `idx` (checked by `object_head`).
@@ -818,7 +831,7 @@ impl<'de> Decoder<'de> {
     pub(crate) fn class_len(&self, idx: usize) -> usize {
         match self.cached_class(idx) {
             Some((_, f)) => f.len(),
-            None => self.classes[idx].fields.len(),
+            None => self.stream_class(idx).fields.len(),
         }
     }
 
@@ -827,7 +840,7 @@ impl<'de> Decoder<'de> {
     pub(crate) fn field_name(&self, idx: usize, i: usize) -> &str {
         match self.cached_class(idx) {
             Some((_, f)) => &f[i],
-            None => &self.field_names[self.classes[idx].fields.start + i],
+            None => &self.field_names[self.stream_class(idx).fields.start + i],
         }
     }
 
@@ -835,7 +848,7 @@ impl<'de> Decoder<'de> {
     pub(crate) fn class_name(&self, idx: usize) -> &str {
         match self.cached_class(idx) {
             Some((n, _)) => n,
-            None => &self.classes[idx].name,
+            None => &self.stream_class(idx).name,
         }
     }
 
@@ -845,7 +858,8 @@ impl<'de> Decoder<'de> {
             return c.clone();
         }
         let names = &self.field_names;
-        let def = &mut self.classes[idx];
+        let at = self.class_refs.get(idx).unwrap_or(u32::MAX) as usize;
+        let def = &mut self.classes[at];
         def.shared
             .get_or_insert_with(|| {
                 (
