@@ -7,7 +7,7 @@ use serde::de::{
     Visitor,
 };
 
-use crate::decoder::Decoder;
+use crate::decoder::{Decoder, Fields};
 use crate::error::{Error, Result};
 use crate::markers;
 use crate::tags::{self, Kind};
@@ -150,9 +150,10 @@ impl<'de> Decoder<'de> {
     fn object<V: Visitor<'de>>(&mut self, class: usize, at: usize, visitor: V) -> Result<V::Value> {
         self.open(at)?;
         let len = self.class_len(class);
+        let fields = self.fields_of(class);
         let mut access = ObjectAccess {
             de: self,
-            class,
+            fields,
             len,
             next: 0,
             value_pending: false,
@@ -383,7 +384,7 @@ impl<'de> MapAccess<'de> for HMapAccess<'_, 'de> {
 
 struct ObjectAccess<'a, 'de> {
     de: &'a mut Decoder<'de>,
-    class: usize,
+    fields: Fields,
     len: usize,
     next: usize,
     value_pending: bool,
@@ -414,7 +415,7 @@ impl<'de> MapAccess<'de> for ObjectAccess<'_, 'de> {
         if self.next >= self.len {
             return Ok(None);
         }
-        let name = self.de.field_name(self.class, self.next);
+        let name = self.de.name_in(self.fields, self.next);
         self.next += 1;
         self.value_pending = true;
         let d: de::value::StrDeserializer<'_, Error> = name.into_deserializer();

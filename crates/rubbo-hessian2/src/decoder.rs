@@ -25,6 +25,14 @@ pub(crate) struct ClassDef<'de> {
     shared: Option<SharedClass>,
 }
 
+/// Where the field names of a class definition are: a slot of the cache
+/// snapshot, or the first of its names in `Decoder::field_names`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Fields {
+    Cached(u32),
+    Stream(usize),
+}
+
 /// In `Decoder::class_refs`: the definition is slot `r & !CACHED` of the
 /// cache snapshot (else it is `classes[r]`).
 const CACHED: u32 = 1 << 31;
@@ -838,9 +846,30 @@ impl<'de> Decoder<'de> {
     /// Field `i` of class definition `idx`.
     #[inline]
     pub(crate) fn field_name(&self, idx: usize, i: usize) -> &str {
-        match self.cached_class(idx) {
-            Some((_, f)) => &f[i],
-            None => &self.field_names[self.stream_class(idx).fields.start + i],
+        self.name_in(self.fields_of(idx), i)
+    }
+
+    /// Where the field names of class definition `idx` are.
+    #[inline]
+    pub(crate) fn fields_of(&self, idx: usize) -> Fields {
+        match self.class_refs.get(idx) {
+            Some(r) if r & CACHED != 0 => Fields::Cached(r & !CACHED),
+            _ => Fields::Stream(self.stream_class(idx).fields.start),
+        }
+    }
+
+    /// Field `i` of the field names at `at`.
+    #[inline]
+    pub(crate) fn name_in(&self, at: Fields, i: usize) -> &str {
+        match at {
+            Fields::Cached(slot) => self
+                .cache
+                .table
+                .as_ref()
+                .and_then(|t| t.class(slot))
+                .and_then(|(_, f)| f.get(i))
+                .map_or("", |f| f),
+            Fields::Stream(first) => &self.field_names[first + i],
         }
     }
 
