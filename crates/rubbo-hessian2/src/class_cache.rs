@@ -13,7 +13,8 @@
 //! whole stream, not one per definition) and adds the definitions it had to
 //! read in full when it is dropped or reset. The table is bounded: at most
 //! [`MAX_ENTRIES`] definitions of at most [`MAX_DEF_BYTES`] bytes each; when
-//! full it starts over.
+//! full it keeps what it has, and starts over after `16 * MAX_ENTRIES` more
+//! definitions were turned away.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -58,14 +59,27 @@ impl Table {
     }
 }
 
+/// A thread's cache.
+#[derive(Debug)]
+struct State {
+    table: Option<Arc<Table>>,
+    /// Definitions not cached because the table was full.
+    turned_away: usize,
+}
+
 thread_local! {
-    static CACHE: RefCell<Option<Arc<Table>>> = const { RefCell::new(None) };
+    static CACHE: RefCell<State> = const {
+        RefCell::new(State {
+            table: None,
+            turned_away: 0,
+        })
+    };
 }
 
 /// This thread's table as it is now (`None` before anything was cached).
 pub(crate) fn snapshot() -> Option<Arc<Table>> {
     CACHE
-        .try_with(|c| c.try_borrow().ok()?.clone())
+        .try_with(|c| c.try_borrow().ok()?.table.clone())
         .ok()
         .flatten()
 }
@@ -73,15 +87,24 @@ pub(crate) fn snapshot() -> Option<Arc<Table>> {
 /// Caches each `(definition bytes, class)` (their names are all ASCII).
 pub(crate) fn insert(new: impl IntoIterator<Item = (Box<[u8]>, SharedClass)>) {
     let _ = CACHE.try_with(|c| {
-        let Ok(mut cell) = c.try_borrow_mut() else {
+        let Ok(mut state) = c.try_borrow_mut() else {
             return;
         };
-        let arc = cell.get_or_insert_with(Arc::default);
+        let State { table, turned_away } = &mut *state;
+        let arc = table.get_or_insert_with(Arc::default);
         for (key, class) in new {
             if key.len() > MAX_DEF_BYTES {
                 continue;
             }
             if arc.classes.len() >= MAX_ENTRIES {
+                // Full: keep what is there (a working set a little larger
+                // than the table must not evict everything in turn), but
+                // start over after many misses (the working set changed).
+                if *turned_away < MAX_ENTRIES * 16 {
+                    *turned_away += 1;
+                    continue;
+                }
+                *turned_away = 0;
                 *arc = Arc::default();
             }
             // copies the table only if another decoder still holds it
@@ -193,10 +216,17 @@ mod tests {
             insert([(format!("{i}").into_bytes().into(), class())]);
         }
         let t = snapshot().expect("table");
-        assert!(t.len() <= MAX_ENTRIES, "{}", t.len());
-        let held = t.len();
+        assert_eq!(t.len(), MAX_ENTRIES);
+        assert!(t.find(b"0").is_some(), "a full table keeps what it has");
+        assert!(t.find(format!("{MAX_ENTRIES}").as_bytes()).is_none());
+        // ... until many more were turned away
+        for i in 0..MAX_ENTRIES * 16 {
+            insert([(format!("x{i}").into_bytes().into(), class())]);
+        }
+        let now = snapshot().expect("table");
+        assert!(now.len() < MAX_ENTRIES, "started over");
+        assert_eq!(t.len(), MAX_ENTRIES, "a snapshot does not change");
         insert([(b"new".to_vec().into(), class())]);
-        assert_eq!(t.len(), held, "a snapshot does not change");
         assert!(snapshot().expect("table").find(b"new").is_some());
         let long = vec![b'a'; MAX_DEF_BYTES + 1].into_boxed_slice();
         insert([(long.clone(), class())]);

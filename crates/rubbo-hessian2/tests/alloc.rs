@@ -1,5 +1,7 @@
 //! Encoding allocates nothing beyond the output buffer once the encoder's
-//! tables are warm (counted with a counting global allocator).
+//! tables are warm, and decoding a stream whose class definitions were seen
+//! before allocates only the decoded values (counted with a counting global
+//! allocator).
 
 mod support;
 
@@ -65,5 +67,30 @@ fn encoding_users_allocates_nothing_after_warm_up() {
         enc.write_string("2.0.2").expect("s");
         enc.write_args(&(&one, 42i32, "x")).expect("args");
         assert_eq!(allocs() - before, 0, "args");
+    }
+}
+
+#[test]
+fn decoding_a_repeated_user_allocates_only_its_values() {
+    let one = support::user(1);
+    let bytes = rubbo_hessian2::to_vec(&one).expect("encode");
+    let json = serde_json::to_vec(&one).expect("json");
+    // the first stream on this thread caches the class definitions
+    let first: support::User = rubbo_hessian2::from_slice(&bytes).expect("first");
+    assert_eq!(first, one);
+    let before = allocs();
+    let u: support::User = serde_json::from_slice(&json).expect("json");
+    let json_allocs = allocs() - before;
+    assert_eq!(u, one);
+    for _ in 0..3 {
+        let before = allocs();
+        let u: support::User = rubbo_hessian2::from_slice(&bytes).expect("again");
+        let n = allocs() - before;
+        assert_eq!(u, one);
+        // the strings, the list and the map of the value, as serde_json
+        assert!(
+            n <= json_allocs,
+            "{n} allocations, serde_json {json_allocs}"
+        );
     }
 }
