@@ -28,7 +28,6 @@ pub use params::UrlParams;
 
 use crate::keys::{self, Param};
 use intern::{intern, share_base};
-use packed::Packed;
 
 /// Why a string is not a URL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -80,17 +79,11 @@ pub struct Url {
     inner: Arc<Inner>,
 }
 
+/// The shared address base, and the parameters (which also hold the host and port).
 #[derive(Clone)]
 struct Inner {
-    addr: UrlAddress,
-    params: UrlParams,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct UrlAddress {
     base: Arc<AddrBase>,
-    host: Option<Packed>,
-    port: u16,
+    params: UrlParams,
 }
 
 /// The parts of an address that the providers of one service share.
@@ -100,16 +93,6 @@ pub(crate) struct AddrBase {
     username: Option<Box<str>>,
     password: Option<Box<str>>,
     path: Option<Arc<str>>,
-}
-
-impl UrlAddress {
-    fn new(base: AddrBase, host: Option<&str>, port: u16) -> UrlAddress {
-        UrlAddress {
-            base: share_base(base),
-            host: host.map(Packed::one),
-            port,
-        }
-    }
 }
 
 impl Url {
@@ -129,52 +112,48 @@ impl Url {
     /// A URL with just a protocol, host and port.
     pub fn new(protocol: &str, host: &str, port: u16) -> Url {
         Url::from_parts(
-            UrlAddress::new(
-                AddrBase {
-                    protocol: Some(intern(protocol)),
-                    ..Default::default()
-                },
-                Some(host),
-                port,
-            ),
-            UrlParams::default(),
+            share_base(AddrBase {
+                protocol: Some(intern(protocol)),
+                ..Default::default()
+            }),
+            UrlParams::from_map_at(Default::default(), Some(host), port),
         )
     }
 
-    fn from_parts(addr: UrlAddress, params: UrlParams) -> Url {
+    fn from_parts(base: Arc<AddrBase>, params: UrlParams) -> Url {
         Url {
-            inner: Arc::new(Inner { addr, params }),
+            inner: Arc::new(Inner { base, params }),
         }
     }
 
     /// The protocol (`dubbo`, `tri`, `zookeeper`...), if any.
     pub fn protocol(&self) -> Option<&str> {
-        self.inner.addr.base.protocol.as_deref()
+        self.inner.base.protocol.as_deref()
     }
 
     /// The user name, if any.
     pub fn username(&self) -> Option<&str> {
-        self.inner.addr.base.username.as_deref()
+        self.inner.base.username.as_deref()
     }
 
     /// The password, if any.
     pub fn password(&self) -> Option<&str> {
-        self.inner.addr.base.password.as_deref()
+        self.inner.base.password.as_deref()
     }
 
     /// The host (an IPv6 host without its brackets), if any.
     pub fn host(&self) -> Option<&str> {
-        self.inner.addr.host.as_ref().map(Packed::first)
+        self.inner.params.host()
     }
 
     /// The port; 0 when absent.
     pub fn port(&self) -> u16 {
-        self.inner.addr.port
+        self.inner.params.port()
     }
 
     /// The path without its leading `/` (normally the interface name), if any.
     pub fn path(&self) -> Option<&str> {
-        self.inner.addr.base.path.as_deref()
+        self.inner.base.path.as_deref()
     }
 
     /// `host:port` (`[v6]:port` for IPv6), or just the host when the port is 0.
@@ -329,7 +308,7 @@ impl Url {
     }
 
     fn write_body(&self, out: &mut String) {
-        let b = &*self.inner.addr.base;
+        let b = &*self.inner.base;
         if let Some(p) = b.protocol.as_deref().filter(|p| !p.is_empty()) {
             out.push_str(p);
             out.push_str("://");
@@ -357,22 +336,19 @@ impl Url {
 
     // ---- derivation (each returns a new URL sharing what did not change) ----
 
-    fn with_addr(&self, f: impl FnOnce(&mut UrlAddress)) -> Url {
-        let mut addr = self.inner.addr.clone();
-        f(&mut addr);
-        Url::from_parts(addr, self.inner.params.clone())
-    }
-
     fn with_base(&self, f: impl FnOnce(&mut AddrBase)) -> Url {
-        let mut base = (*self.inner.addr.base).clone();
+        let mut base = (*self.inner.base).clone();
         f(&mut base);
-        self.with_addr(|a| a.base = share_base(base))
+        Url::from_parts(share_base(base), self.inner.params.clone())
     }
 
     fn with_map(&self, f: impl FnOnce(&mut std::collections::BTreeMap<Arc<str>, Arc<str>>)) -> Url {
         let mut map = self.inner.params.to_map();
         f(&mut map);
-        Url::from_parts(self.inner.addr.clone(), UrlParams::from_map(map))
+        Url::from_parts(
+            self.inner.base.clone(),
+            UrlParams::from_map_at(map, self.host(), self.port()),
+        )
     }
 
     /// This URL with another protocol.
@@ -382,12 +358,18 @@ impl Url {
 
     /// This URL with another host.
     pub fn with_host(&self, host: &str) -> Url {
-        self.with_addr(|a| a.host = Some(Packed::one(host)))
+        Url::from_parts(
+            self.inner.base.clone(),
+            self.inner.params.at(Some(host), self.port()),
+        )
     }
 
     /// This URL with another port.
     pub fn with_port(&self, port: u16) -> Url {
-        self.with_addr(|a| a.port = port)
+        Url::from_parts(
+            self.inner.base.clone(),
+            self.inner.params.at(self.host(), port),
+        )
     }
 
     /// This URL with another path (leading `/` trimmed).
@@ -512,7 +494,10 @@ impl fmt::Debug for Url {
 impl PartialEq for Url {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
-            || (self.inner.addr == other.inner.addr && self.inner.params == other.inner.params)
+            || (self.inner.base == other.inner.base
+                && self.host() == other.host()
+                && self.port() == other.port()
+                && self.inner.params == other.inner.params)
     }
 }
 
@@ -520,7 +505,9 @@ impl Eq for Url {}
 
 impl std::hash::Hash for Url {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.inner.addr.hash(state);
+        self.inner.base.hash(state);
+        self.host().hash(state);
+        self.port().hash(state);
         self.inner.params.hash(state);
     }
 }

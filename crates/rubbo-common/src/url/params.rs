@@ -53,7 +53,8 @@ impl ParamCore {
 #[derive(Clone)]
 pub struct UrlParams {
     core: Arc<ParamCore>,
-    /// The values of the present slot keys, in `SLOT_KEYS` order.
+    /// The values of the present slot keys, in `SLOT_KEYS` order; with the host and
+    /// port of the owning URL, so that a URL is one allocation.
     values: Packed,
 }
 
@@ -66,7 +67,7 @@ impl Default for UrlParams {
 impl PartialEq for UrlParams {
     fn eq(&self, other: &Self) -> bool {
         if Arc::ptr_eq(&self.core, &other.core) {
-            return self.values == other.values;
+            return self.values.values_eq(&other.values);
         }
         self.len() == other.len() && self.iter().eq(other.iter())
     }
@@ -104,7 +105,17 @@ impl UrlParams {
     }
 
     /// Splits `map` into the shared core and the slot values.
-    pub(crate) fn from_map(mut map: BTreeMap<Arc<str>, Arc<str>>) -> Self {
+    pub(crate) fn from_map(map: BTreeMap<Arc<str>, Arc<str>>) -> Self {
+        Self::from_map_at(map, None, 0)
+    }
+
+    /// [`from_map`](Self::from_map), carrying the host and port of the URL that owns
+    /// the set (kept beside the slot values; not part of the parameters).
+    pub(crate) fn from_map_at(
+        mut map: BTreeMap<Arc<str>, Arc<str>>,
+        host: Option<&str>,
+        port: u16,
+    ) -> Self {
         let mut slots = 0u8;
         let mut found: [Option<Arc<str>>; 2] = [None, None];
         for (i, key) in SLOT_KEYS.iter().enumerate() {
@@ -115,9 +126,9 @@ impl UrlParams {
         }
         let [a, b] = found;
         let values = match (a.as_deref(), b.as_deref()) {
-            (Some(a), Some(b)) => Packed::two(a, b),
-            (Some(v), None) | (None, Some(v)) => Packed::one(v),
-            (None, None) => Packed::one(""),
+            (Some(a), Some(b)) => Packed::new(a, b, host, port),
+            (Some(v), None) | (None, Some(v)) => Packed::new(v, "", host, port),
+            (None, None) => Packed::new("", "", host, port),
         };
         UrlParams {
             core: share_core(map, slots),
@@ -155,7 +166,25 @@ impl UrlParams {
 
     /// Whether the two sets are the same core with the same slot values (cheap).
     pub(crate) fn same_as(&self, other: &UrlParams) -> bool {
-        Arc::ptr_eq(&self.core, &other.core) && self.values == other.values
+        Arc::ptr_eq(&self.core, &other.core) && self.values.values_eq(&other.values)
+    }
+
+    /// The host of the URL that owns this set.
+    pub(crate) fn host(&self) -> Option<&str> {
+        self.values.host()
+    }
+
+    /// The port of the URL that owns this set.
+    pub(crate) fn port(&self) -> u16 {
+        self.values.port()
+    }
+
+    /// This set for a URL at another host and port.
+    pub(crate) fn at(&self, host: Option<&str>, port: u16) -> UrlParams {
+        UrlParams {
+            core: self.core.clone(),
+            values: self.values.at(host, port),
+        }
     }
 
     /// The value of `key`, if present.

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use super::encode::decode_with;
 use super::intern::intern;
+use super::intern::share_base;
 use super::params::SLOT_KEYS;
-use super::{AddrBase, Url, UrlAddress, UrlError, UrlParams};
+use super::{AddrBase, Url, UrlError, UrlParams};
 use crate::keys::DEFAULT_KEY_PREFIX;
 
 type Map = BTreeMap<Arc<str>, Arc<str>>;
@@ -144,17 +145,14 @@ fn parse_body(full: &str, body: &str, params: Map) -> Result<Url, UrlError> {
         .map(|p| p.trim_start_matches('/'))
         .filter(|p| !p.is_empty());
 
-    let addr = UrlAddress::new(
-        AddrBase {
-            protocol: protocol.map(intern),
-            username: username.map(Into::into),
-            password: password.map(Into::into),
-            path: path.map(intern),
-        },
-        host.filter(|h| !h.is_empty()),
-        port,
-    );
-    Ok(Url::from_parts(addr, UrlParams::from_map(params)))
+    let base = share_base(AddrBase {
+        protocol: protocol.map(intern),
+        username: username.map(Into::into),
+        password: password.map(Into::into),
+        path: path.map(intern),
+    });
+    let params = UrlParams::from_map_at(params, host.filter(|h| !h.is_empty()), port);
+    Ok(Url::from_parts(base, params))
 }
 
 /// `host`, `host:port`, `[v6]`, `[v6]:port`, or a bare IPv6 address with a zone id

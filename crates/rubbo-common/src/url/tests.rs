@@ -491,5 +491,5 @@ fn providers_differing_in_pid_and_timestamp_share_one_core() {
 #[test]
 fn a_url_is_one_small_allocation() {
     assert_eq!(std::mem::size_of::<Url>(), 8);
-    assert!(std::mem::size_of::<super::Inner>() <= 72);
+    assert!(std::mem::size_of::<super::Inner>() <= 56);
 }
