@@ -162,10 +162,17 @@ impl Connection {
             return Err(self.inactive(id));
         }
         let frame = Outgoing::request(Request::new(id, serialization, body));
-        match timeout_at(deadline, self.tx.send(frame)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => return Err(self.inactive(id)),
-            Err(_) => return Err(timed_out(false)),
+        // Queue at once when there is room; only a full queue needs a timer.
+        match self.tx.try_send(frame) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(self.inactive(id)),
+            Err(mpsc::error::TrySendError::Full(frame)) => {
+                match timeout_at(deadline, self.tx.send(frame)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => return Err(self.inactive(id)),
+                    Err(_) => return Err(timed_out(false)),
+                }
+            }
         }
         let reply = match timeout_at(deadline, &mut rx).await {
             Ok(Ok(reply)) => reply,

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
@@ -42,12 +43,16 @@ type Shard = Mutex<HashMap<i64, Entry, BuildHasherDefault<IdHasher>>>;
 #[derive(Debug)]
 pub(crate) struct Pending {
     shards: Box<[Shard]>,
+    /// Entries in all shards, kept beside them so [`len`](Pending::len) locks nothing
+    /// (the writer reads it once per batch).
+    len: AtomicUsize,
 }
 
 impl Pending {
     pub(crate) fn new() -> Self {
         Pending {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            len: AtomicUsize::new(0),
         }
     }
 
@@ -56,15 +61,25 @@ impl Pending {
     }
 
     pub(crate) fn insert(&self, id: i64, tx: oneshot::Sender<Reply>) {
-        self.shard(id).lock().insert(id, Entry { tx, sent: false });
+        // The count changes under the shard's lock, so it never goes below zero.
+        let mut shard = self.shard(id).lock();
+        if shard.insert(id, Entry { tx, sent: false }).is_none() {
+            self.len.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
+    /// The number of pending calls (a snapshot; exact when nothing changes meanwhile).
     pub(crate) fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().len()).sum()
+        self.len.load(Ordering::Relaxed)
     }
 
     pub(crate) fn remove(&self, id: i64) -> Option<Entry> {
-        self.shard(id).lock().remove(&id)
+        let mut shard = self.shard(id).lock();
+        let removed = shard.remove(&id);
+        if removed.is_some() {
+            self.len.fetch_sub(1, Ordering::Relaxed);
+        }
+        removed
     }
 
     pub(crate) fn mark_sent(&self, id: i64) {
@@ -88,7 +103,11 @@ impl Pending {
     pub(crate) fn fail_all(&self, err: impl Fn(i64) -> RemotingError) -> usize {
         let mut n = 0;
         for shard in self.shards.iter() {
-            let drained: Vec<(i64, Entry)> = shard.lock().drain().collect();
+            let drained: Vec<(i64, Entry)> = {
+                let mut shard = shard.lock();
+                self.len.fetch_sub(shard.len(), Ordering::Relaxed);
+                shard.drain().collect()
+            };
             n += drained.len();
             for (id, e) in drained {
                 let _ = e.tx.send(Err(err(id)));
@@ -101,5 +120,35 @@ impl Pending {
 impl std::fmt::Debug for IdHasher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("IdHasher")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn len_follows_insert_remove_complete_and_fail_all() {
+        let p = Pending::new();
+        let mut rxs = Vec::new();
+        for id in 0..100 {
+            let (tx, rx) = oneshot::channel();
+            p.insert(id, tx);
+            rxs.push(rx);
+        }
+        assert_eq!(p.len(), 100);
+        let (tx, _rx) = oneshot::channel();
+        p.insert(5, tx);
+        assert_eq!(p.len(), 100, "replacing an id does not count twice");
+        assert!(p.remove(7).is_some());
+        assert!(p.remove(7).is_none());
+        assert_eq!(p.len(), 99);
+        assert!(p.complete(Response::new(8, 2, crate::Status::OK, bytes::Bytes::new())));
+        assert_eq!(p.len(), 98);
+        assert_eq!(
+            p.fail_all(|_| RemotingError::Closed { addr: "x".into() }),
+            98
+        );
+        assert_eq!(p.len(), 0);
     }
 }

@@ -47,6 +47,11 @@ impl Clients {
     /// another is available.
     pub fn pick(&self) -> &ExchangeClient {
         let n = self.clients.len();
+        if n == 1 {
+            // the only member either way: skip the availability check (locks) and
+            // the shared counter
+            return &self.clients[0];
+        }
         let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
         (0..n)
             .map(|i| &self.clients[(start + i) % n])
