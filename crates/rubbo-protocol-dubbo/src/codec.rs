@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde::de::{self, Visitor};
 
 use crate::descriptor;
+use crate::names::{self, Names};
 
 /// Response flags (the first value of an OK response body).
 pub mod flag {
@@ -248,20 +249,37 @@ fn decode_request_with(
     } else {
         Cow::Owned(dubbo_version.into_owned())
     };
-    let path: Arc<str> = Arc::from(&*d.read_str()?);
-    let version: Arc<str> = if d.read_null()? {
-        Arc::from("")
+    let names_start = d.position();
+    let path = d.read_str()?;
+    let version = if d.read_null()? {
+        Cow::Borrowed("")
     } else {
-        Arc::from(&*d.read_str()?)
+        d.read_str()?
     };
-    let method: Arc<str> = Arc::from(&*d.read_str()?);
-    let parameter_types: Arc<str> = if d.read_null()? {
-        Arc::from("")
+    let method = d.read_str()?;
+    let parameter_types = if d.read_null()? {
+        Cow::Borrowed("")
     } else {
-        Arc::from(&*d.read_str()?)
+        d.read_str()?
     };
-    let count = descriptor::count(&parameter_types)
-        .ok_or_else(|| CodecError::BadDescriptor(parameter_types.to_string()))?;
+    let names = names::lookup(&body[names_start..d.position()], || {
+        let count = descriptor::count(&parameter_types)
+            .ok_or_else(|| CodecError::BadDescriptor(parameter_types.to_string()))?;
+        Ok::<_, CodecError>(Names {
+            path: Arc::from(&*path),
+            version: Arc::from(&*version),
+            method: Arc::from(&*method),
+            parameter_types: Arc::from(&*parameter_types),
+            count,
+        })
+    })?;
+    let Names {
+        path,
+        version,
+        method,
+        parameter_types,
+        count,
+    } = names;
     let start = d.position();
     for _ in 0..count {
         d.skip_value()?;
@@ -325,11 +343,28 @@ impl<'de> Deserialize<'de> for Str<'de> {
     }
 }
 
-/// The attachment map as read from the frame: routing keys borrowed, others owned.
+/// The attachment map as read from the frame: routing keys borrowed (by their index
+/// in [`ROUTING_KEYS`]; a repeated key keeps its last value), others owned.
 #[derive(Default)]
 struct RawAttachments<'de> {
-    known: Vec<(Cow<'de, str>, Cow<'de, str>)>,
+    known: [Option<Cow<'de, str>>; ROUTING_KEYS.len()],
     other: Attachments,
+}
+
+impl<'de> RawAttachments<'de> {
+    /// The routing attachments present, as `(key, value)`.
+    fn known(
+        self,
+    ) -> (
+        impl Iterator<Item = (&'static str, Cow<'de, str>)>,
+        Attachments,
+    ) {
+        let known = ROUTING_KEYS
+            .iter()
+            .zip(self.known)
+            .filter_map(|(k, v)| Some((*k, v?)));
+        (known, self.other)
+    }
 }
 
 impl<'de> Deserialize<'de> for RawAttachments<'de> {
@@ -349,9 +384,9 @@ impl<'de> Deserialize<'de> for RawAttachments<'de> {
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut out = RawAttachments::default();
                 while let Some(Str(k)) = map.next_key::<Str<'de>>()? {
-                    if ROUTING_KEYS.contains(&&*k) {
+                    if let Some(i) = ROUTING_KEYS.iter().position(|r| *r == k) {
                         let Str(v) = map.next_value::<Str<'de>>()?;
-                        out.known.push((k, v));
+                        out.known[i] = Some(v);
                     } else {
                         let v: Value = map.next_value()?;
                         out.other.insert(k.into_owned(), v);
@@ -382,9 +417,9 @@ impl RawAttachments<'_> {
         keep_all: bool,
     ) -> Result<(Routing, Attachments), CodecError> {
         let mut routing = Routing::default();
-        let mut other = self.other;
-        for (k, v) in self.known {
-            match &*k {
+        let (known, mut other) = self.known();
+        for (k, v) in known {
+            match k {
                 "path" if &*v != path => routing.path = Some(Arc::from(&*v)),
                 "version" if &*v != version => routing.version = Some(Arc::from(&*v)),
                 "group" if !v.is_empty() => routing.group = Some(Arc::from(&*v)),
@@ -393,7 +428,7 @@ impl RawAttachments<'_> {
                 _ => {}
             }
             if keep_all {
-                other.insert(k.into_owned(), Value::String(v.into_owned()));
+                other.insert(k.to_owned(), Value::String(v.into_owned()));
             }
         }
         Ok((routing, other))
@@ -541,10 +576,10 @@ pub fn decode_response(serialization: u8, body: &Bytes) -> Result<RpcResult, Cod
     let attachments = if has_attachments {
         // The provider's `dubbo=2.0.2` is protocol bookkeeping, not for the caller.
         let raw: RawAttachments<'_> = d.read()?;
-        let mut out = raw.other;
-        for (k, v) in raw.known {
-            if &*k != "dubbo" {
-                out.insert(k.into_owned(), Value::String(v.into_owned()));
+        let (known, mut out) = raw.known();
+        for (k, v) in known {
+            if k != "dubbo" {
+                out.insert(k.to_owned(), Value::String(v.into_owned()));
             }
         }
         out

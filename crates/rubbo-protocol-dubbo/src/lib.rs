@@ -15,6 +15,7 @@ pub mod codec;
 pub mod descriptor;
 mod generic;
 mod invoker;
+mod names;
 mod protocol;
 mod server;
 pub mod status;
