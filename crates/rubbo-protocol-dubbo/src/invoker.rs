@@ -3,12 +3,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use bytes::BytesMut;
 use rubbo_common::keys::{self, Timeout};
 use rubbo_common::{HESSIAN2, Invocation, InvokeFuture, Invoker, RpcError, RpcResult, Url};
 use rubbo_remoting::Clients;
 use tracing::{Instrument, debug};
 
+use crate::body;
 use crate::codec::{self, RequestMeta};
 use crate::status::{error_for_remoting, error_for_status};
 
@@ -93,13 +93,11 @@ impl Invoker for DubboInvoker {
                     application: inner.application.as_deref(),
                     token: inner.token.as_deref(),
                 };
-                let mut body = BytesMut::with_capacity(
-                    inner
-                        .last_request_len
-                        .load(Ordering::Relaxed)
-                        .clamp(128, 64 * 1024),
-                );
-                codec::encode_request(&inv, &meta, &mut body)
+                let hint = inner
+                    .last_request_len
+                    .load(Ordering::Relaxed)
+                    .clamp(128, 64 * 1024);
+                let body = body::encode(hint, |buf| codec::encode_request(&inv, &meta, buf))
                     .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
                 inner.last_request_len.store(body.len(), Ordering::Relaxed);
                 if inner.payload > 0 && body.len() as i64 > inner.payload {
@@ -112,14 +110,14 @@ impl Invoker for DubboInvoker {
                 if oneway {
                     inner
                         .clients
-                        .send_oneway(body.freeze(), HESSIAN2)
+                        .send_oneway(body, HESSIAN2)
                         .await
                         .map_err(error_for_remoting)?;
                     return Ok(RpcResult::null());
                 }
                 let resp = inner
                     .clients
-                    .request(body.freeze(), HESSIAN2, timeout)
+                    .request(body, HESSIAN2, timeout)
                     .await
                     .map_err(error_for_remoting)?;
                 if !resp.status.is_ok() {

@@ -11,6 +11,7 @@
     clippy::unwrap_used
 )]
 
+mod body;
 pub mod codec;
 pub mod descriptor;
 mod generic;

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bytes::BytesMut;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use parking_lot::RwLock;
@@ -18,7 +17,7 @@ use tracing::{debug, warn};
 
 use crate::codec::{self, DecodedRequest};
 use crate::status::status_for_error;
-use crate::{descriptor, generic};
+use crate::{body, descriptor, generic};
 
 /// The exporter-map key: `{group}/{path}:{version}`, where version `0.0.0` or `*`
 /// and an empty group count as absent (Java's `GroupServiceKeyCache`).
@@ -192,8 +191,10 @@ impl DubboHandler {
             }
             Err(e) => return Err((status_for_error(&e), e.message().to_owned())),
         };
-        let mut body = BytesMut::with_capacity(capacity);
-        codec::encode_response(&result, with_attachments, &mut body).map_err(|e| {
+        let body = body::encode(capacity, |buf| {
+            codec::encode_response(&result, with_attachments, buf)
+        })
+        .map_err(|e| {
             warn!(error = %e, "cannot encode the response");
             (
                 Status::BAD_RESPONSE,
@@ -212,7 +213,7 @@ impl DubboHandler {
                 ),
             ));
         }
-        Ok(Response::ok(req.id, req.serialization, body.freeze()))
+        Ok(Response::ok(req.id, req.serialization, body))
     }
 
     fn lookup(&self, req: &DecodedRequest, local: SocketAddr) -> Result<Arc<Exported>, Failure> {
