@@ -120,19 +120,16 @@ impl ChildCache {
     pub fn update_names<S: AsRef<str>>(&mut self, children: &[S]) -> ChildUpdate {
         self.generation = self.generation.wrapping_add(1);
         let generation = self.generation;
-        // Hash every name first, then look the keys up: streaming through the names
-        // evicts the table, and short independent lookups let the CPU overlap misses.
-        let hashes: Vec<(u64, u32)> = children
-            .iter()
-            .map(|n| self.hasher.hash(n.as_ref().as_bytes()))
-            .collect();
+        // Hash every name first, then look the keys up in table order: streaming
+        // through the names evicts the table, and walking it forwards does not miss.
+        let hashes = self.hash_in_table_order(children);
         let mut seen_bits = vec![0u64; self.entries.len().div_ceil(64)];
         let mut seen = 0;
         // New entries, with the index of their name.
         let mut fresh: Vec<(Entry, usize)> = Vec::new();
         let mut added = 0;
-        for (at, (name, (key, check))) in children.iter().zip(hashes).enumerate() {
-            let name = name.as_ref();
+        for (key, check, at) in hashes {
+            let at = at as usize;
             let found = self.find(key);
             if let Some(i) = found {
                 if self.entries[i].check == check {
@@ -144,6 +141,7 @@ impl ChildCache {
                     continue;
                 }
             }
+            let name = children[at].as_ref();
             if !self.collided.is_empty() {
                 if let Some(e) = self.collided.get_mut(name) {
                     e.seen = generation;
@@ -229,6 +227,29 @@ impl ChildCache {
             added,
             removed,
         }
+    }
+
+    /// `(key, check, index of the name)` of every name, sorted by bucket.
+    fn hash_in_table_order<S: AsRef<str>>(&self, children: &[S]) -> Vec<(u64, u32, u32)> {
+        let hashes: Vec<(u64, u32)> = children
+            .iter()
+            .map(|n| self.hasher.hash(n.as_ref().as_bytes()))
+            .collect();
+        let mut next = vec![0u32; self.starts.len()];
+        for (key, _) in &hashes {
+            next[bucket(*key, self.bits) + 1] += 1;
+        }
+        for b in 1..next.len() {
+            next[b] += next[b - 1];
+        }
+        let mut out = vec![(0, 0, 0); hashes.len()];
+        for (at, (key, check)) in hashes.into_iter().enumerate() {
+            let slot = &mut next[bucket(key, self.bits)];
+            // A child list is far shorter than 2^32 names.
+            out[*slot as usize] = (key, check, u32::try_from(at).unwrap_or(u32::MAX));
+            *slot += 1;
+        }
+        out
     }
 
     /// The index of the entry with `key`.
