@@ -5,6 +5,8 @@
 //! the UTF-8 form becomes `%XX` with upper-case hex. Dubbo uses this whenever a whole URL
 //! is embedded in another one: ZooKeeper node names, `export=` / `refer=` parameters.
 
+use std::borrow::Cow;
+
 use super::UrlError;
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
@@ -45,13 +47,14 @@ pub fn encode(s: &str) -> String {
 /// assert_eq!(decode("a+b%3D%E4%BD%A0").unwrap(), "a b=你");
 /// ```
 pub fn decode(s: &str) -> Result<String, UrlError> {
-    decode_with(s, true)
+    decode_with(s, true).map(Cow::into_owned)
 }
 
-/// Decodes `%XX` escapes, turning `+` into a space only when `plus_is_space`.
-pub(crate) fn decode_with(s: &str, plus_is_space: bool) -> Result<String, UrlError> {
+/// Decodes `%XX` escapes, turning `+` into a space only when `plus_is_space`; borrows
+/// `s` when there is nothing to decode.
+pub(crate) fn decode_with(s: &str, plus_is_space: bool) -> Result<Cow<'_, str>, UrlError> {
     if !s.bytes().any(|b| b == b'%' || (plus_is_space && b == b'+')) {
-        return Ok(s.to_owned());
+        return Ok(Cow::Borrowed(s));
     }
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -77,8 +80,9 @@ pub(crate) fn decode_with(s: &str, plus_is_space: bool) -> Result<String, UrlErr
             }
         }
     }
-    Ok(String::from_utf8(out)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    Ok(Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| {
+        String::from_utf8_lossy(e.as_bytes()).into_owned()
+    })))
 }
 
 fn hex_value(b: u8) -> Option<u8> {

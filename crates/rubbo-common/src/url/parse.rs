@@ -1,6 +1,7 @@
 //! URL parsing, following Java Dubbo's `URLStrParser` step by step so that every
 //! irregular form Java accepts parses to the same parts here.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -41,7 +42,11 @@ fn parse_params(s: &str, encoded: bool) -> Result<Map, UrlError> {
     let pairs: Vec<&str> = if encoded {
         // Separators appear as %26 / %3B / %3D; split on the encoded forms so that a
         // value that was encoded twice (a nested URL) keeps its own separators.
-        decoded_owned = s.replace("%3B", "%26");
+        decoded_owned = if s.contains("%3B") {
+            Cow::Owned(s.replace("%3B", "%26"))
+        } else {
+            Cow::Borrowed(s)
+        };
         decoded_owned.split("%26").collect()
     } else {
         s.split(['&', ';']).collect()
@@ -59,27 +64,27 @@ fn parse_params(s: &str, encoded: bool) -> Result<Map, UrlError> {
                 None => break,
             }
         }
-        let (k, v) = if encoded {
+        let (k, v): (Cow<'_, str>, Option<Cow<'_, str>>) = if encoded {
             match pair.split_once("%3D") {
                 Some((k, v)) => (decode_with(k, true)?, Some(decode_with(v, true)?)),
                 None => (decode_with(pair, true)?, None),
             }
         } else {
             match pair.split_once('=') {
-                Some((k, v)) => (k.to_owned(), Some(v.to_owned())),
-                None => (pair.to_owned(), None),
+                Some((k, v)) => (Cow::Borrowed(k), Some(Cow::Borrowed(v))),
+                None => (Cow::Borrowed(pair), None),
             }
         };
         // Empty names are skipped; a bare key stands for itself.
-        let k = k.as_str();
+        let k = &*k;
         if k.is_empty() {
             continue;
         }
-        let v = v.unwrap_or_else(|| k.to_owned());
+        let v = v.unwrap_or(Cow::Borrowed(k));
         let key = intern(k);
         // Per-instance values (pid, timestamp) are unique: not worth a table entry.
         let value = if SLOT_KEYS.contains(&k) {
-            Arc::from(v.as_str())
+            Arc::from(&*v)
         } else {
             intern(&v)
         };
