@@ -1,5 +1,11 @@
 //! Hessian vs serde_json on the interop `User` and a list of 1,000 users.
 //!
+//! Decoding runs on one thread, so after the first iteration the class
+//! definitions come from the per-thread class cache, as on a long-lived
+//! connection (the first stream of a thread reads them in full once).
+//! On a busy machine, compare with `tests/probe.rs` (callgrind instruction
+//! counts, and a best-of-batches timer that interleaves hessian and json).
+//!
 //! Run with: `cargo bench -p rubbo-hessian2 --bench codec -- --warm-up-time 1 --measurement-time 3`
 
 #[path = "../tests/support/mod.rs"]

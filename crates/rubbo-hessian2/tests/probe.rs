@@ -66,8 +66,9 @@ fn probe_users_1000() {
     }
 }
 
-/// With `PROBE_TIME=1`: the best of 200 batches of each decode, interleaved
-/// (the minimum is what a busy shared machine disturbs least).
+/// With `PROBE_TIME=1`: the best of 200 batches of each decode (one User),
+/// and of 30 decodes (1,000 Users), interleaved (the minimum is what a busy
+/// shared machine disturbs least).
 #[test]
 fn probe_time() {
     if std::env::var("PROBE_TIME").is_err() {
@@ -93,6 +94,24 @@ fn probe_time() {
         "one User decode: hessian {:.0} ns, json {:.0} ns, ratio {:.2}x",
         bh * 1e9,
         bj * 1e9,
+        bj / bh
+    );
+    let many: Vec<User> = (0..1000).map(user).collect();
+    let h = rubbo_hessian2::to_vec(&many).expect("hessian");
+    let j = serde_json::to_vec(&many).expect("json");
+    let (mut bh, mut bj) = (f64::MAX, f64::MAX);
+    for _ in 0..30 {
+        let t = std::time::Instant::now();
+        black_box(hessian_many(&h));
+        bh = bh.min(t.elapsed().as_secs_f64());
+        let t = std::time::Instant::now();
+        black_box(json_many(&j));
+        bj = bj.min(t.elapsed().as_secs_f64());
+    }
+    eprintln!(
+        "1,000 Users decode: hessian {:.0} us, json {:.0} us, ratio {:.2}x",
+        bh * 1e6,
+        bj * 1e6,
         bj / bh
     );
 }
