@@ -69,67 +69,70 @@ impl Invoker for DubboInvoker {
         let inner = self.inner.clone();
         let span =
             tracing::debug_span!("dubbo.call", method = %inv.method(), peer = %inner.url.address());
-        Box::pin(
-            async move {
-                if inner.destroyed.load(Ordering::Acquire) {
-                    return Err(RpcError::network(format!(
-                        "invoker for {} is destroyed",
-                        inner.url.address()
-                    )));
-                }
-                let method = inv.method();
-                let timeout = inv
-                    .attachment_str(keys::TIMEOUT_KEY)
-                    .and_then(|t| t.parse().ok())
-                    .map(std::time::Duration::from_millis)
-                    .unwrap_or_else(|| inner.url.method_param::<Timeout>(method));
-                let oneway = !inner.url.get_method_bool(method, "return", true);
-                let meta = RequestMeta {
-                    path: &inner.path,
-                    version: inner.version.as_deref(),
-                    group: inner.group.as_deref(),
-                    interface: inner.interface.as_deref(),
-                    timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-                    application: inner.application.as_deref(),
-                    token: inner.token.as_deref(),
-                };
-                let hint = inner
-                    .last_request_len
-                    .load(Ordering::Relaxed)
-                    .clamp(128, 64 * 1024);
-                let body = body::encode(hint, |buf| codec::encode_request(&inv, &meta, buf))
-                    .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
-                inner.last_request_len.store(body.len(), Ordering::Relaxed);
-                if inner.payload > 0 && body.len() as i64 > inner.payload {
-                    return Err(RpcError::serialization(format!(
-                        "Data length too large: {}, max payload: {}",
-                        body.len(),
-                        inner.payload
-                    )));
-                }
-                if oneway {
-                    inner
-                        .clients
-                        .send_oneway(body, HESSIAN2)
-                        .await
-                        .map_err(error_for_remoting)?;
-                    return Ok(RpcResult::null());
-                }
-                let resp = inner
+        let call = async move {
+            if inner.destroyed.load(Ordering::Acquire) {
+                return Err(RpcError::network(format!(
+                    "invoker for {} is destroyed",
+                    inner.url.address()
+                )));
+            }
+            let method = inv.method();
+            let timeout = inv
+                .attachment_str(keys::TIMEOUT_KEY)
+                .and_then(|t| t.parse().ok())
+                .map(std::time::Duration::from_millis)
+                .unwrap_or_else(|| inner.url.method_param::<Timeout>(method));
+            let oneway = !inner.url.get_method_bool(method, "return", true);
+            let meta = RequestMeta {
+                path: &inner.path,
+                version: inner.version.as_deref(),
+                group: inner.group.as_deref(),
+                interface: inner.interface.as_deref(),
+                timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                application: inner.application.as_deref(),
+                token: inner.token.as_deref(),
+            };
+            let hint = inner
+                .last_request_len
+                .load(Ordering::Relaxed)
+                .clamp(128, 64 * 1024);
+            let body = body::encode(hint, |buf| codec::encode_request(&inv, &meta, buf))
+                .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
+            inner.last_request_len.store(body.len(), Ordering::Relaxed);
+            if inner.payload > 0 && body.len() as i64 > inner.payload {
+                return Err(RpcError::serialization(format!(
+                    "Data length too large: {}, max payload: {}",
+                    body.len(),
+                    inner.payload
+                )));
+            }
+            if oneway {
+                inner
                     .clients
-                    .request(body, HESSIAN2, timeout)
+                    .send_oneway(body, HESSIAN2)
                     .await
                     .map_err(error_for_remoting)?;
-                if !resp.status.is_ok() {
-                    let text = codec::decode_error_text(resp.serialization, &resp.body);
-                    debug!(status = resp.status.as_u8(), error = %text, "error response");
-                    return Err(error_for_status(resp.status, text));
-                }
-                codec::decode_response(resp.serialization, &resp.body)
-                    .map_err(|e| RpcError::serialization(format!("cannot decode response: {e}")))
+                return Ok(RpcResult::null());
             }
-            .instrument(span),
-        )
+            let resp = inner
+                .clients
+                .request(body, HESSIAN2, timeout)
+                .await
+                .map_err(error_for_remoting)?;
+            if !resp.status.is_ok() {
+                let text = codec::decode_error_text(resp.serialization, &resp.body);
+                debug!(status = resp.status.as_u8(), error = %text, "error response");
+                return Err(error_for_status(resp.status, text));
+            }
+            codec::decode_response(resp.serialization, &resp.body)
+                .map_err(|e| RpcError::serialization(format!("cannot decode response: {e}")))
+        };
+        // No subscriber wants the span: skip the wrapper polled on every wake-up.
+        if span.is_disabled() {
+            Box::pin(call)
+        } else {
+            Box::pin(call.instrument(span))
+        }
     }
 
     fn url(&self) -> &Url {

@@ -193,7 +193,13 @@ impl ServerConn {
         };
         match cfg.dispatch {
             Dispatch::All => {
-                tokio::spawn(call.run(req).in_current_span());
+                // Only wrap the task in the connection's span when it is recorded.
+                let span = tracing::Span::current();
+                if span.is_disabled() {
+                    tokio::spawn(call.run(req));
+                } else {
+                    tokio::spawn(call.run(req).instrument(span));
+                }
             }
             Dispatch::Direct => {
                 tokio::select! {
