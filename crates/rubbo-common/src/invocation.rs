@@ -8,6 +8,13 @@ use std::time::Instant;
 use crate::result::{Encoded, TypedValue};
 use crate::{Url, Value};
 
+/// A shared empty string: most calls set their descriptor right after `new`, so
+/// the placeholder must not cost an allocation.
+fn empty_str() -> Arc<str> {
+    static EMPTY: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from("")).clone()
+}
+
 /// Call attachments (Dubbo's `RpcContext` attachments): string keys, dynamic values.
 pub type Attachments = HashMap<String, Value>;
 
@@ -128,7 +135,7 @@ impl Invocation {
             group: None,
             version: None,
             method: method.into(),
-            parameter_types: Arc::from(""),
+            parameter_types: empty_str(),
             arguments: Arguments::none(),
             attachments: Attachments::new(),
             target: None,
