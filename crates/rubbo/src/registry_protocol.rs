@@ -15,9 +15,9 @@ use rubbo_common::{
     Protocol, RpcError, Url,
 };
 use rubbo_registry::{
-    PROVIDERS_CATEGORY, ROUTERS_CATEGORY, RegistryFactory, SharedListener, SharedRegistry,
-    category_of, consumer_register_url, get_registry, resolve_registry_url, should_register,
-    subscribe_url,
+    CONFIGURATORS_CATEGORY, OVERRIDE_PROTOCOL, PROVIDERS_CATEGORY, ROUTERS_CATEGORY,
+    RegistryFactory, SharedListener, SharedRegistry, consumer_register_url, get_registry,
+    list_category, resolve_registry_url, should_register, subscribe_url,
 };
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
@@ -177,28 +177,59 @@ impl Protocol for RegistryProtocol {
             let registry = this.registry(&url).await?;
 
             let protocols = this.protocols.clone();
-            let factory: InvokerFactory = Arc::new(move |u: Url| {
-                let protocols = protocols.clone();
-                Box::pin(async move {
-                    let name = u.protocol().unwrap_or(keys::defaults::PROTOCOL).to_owned();
-                    let p = protocols
-                        .get(&name)
-                        .map_err(|e| config_err(e.to_string()))?;
-                    p.refer(u).await
+            // Dynamic configuration: override URLs from the `configurators` category.
+            // They change the URL each provider is listed under (so a change re-refers
+            // it), and are laid again over the URL merged with the consumer's, so an
+            // override beats both sides, as in Java.
+            let overrides: Arc<parking_lot::RwLock<Vec<Url>>> = Arc::default();
+            let factory: InvokerFactory = {
+                let overrides = overrides.clone();
+                let application = consumer.get_param(keys::APPLICATION_KEY).map(str::to_owned);
+                Arc::new(move |u: Url| {
+                    let protocols = protocols.clone();
+                    let u = configure(&u, &overrides.read(), application.as_deref());
+                    Box::pin(async move {
+                        let name = u.protocol().unwrap_or(keys::defaults::PROTOCOL).to_owned();
+                        let p = protocols
+                            .get(&name)
+                            .map_err(|e| config_err(e.to_string()))?;
+                        p.refer(u).await
+                    })
                 })
-            });
+            };
             let directory = this.cluster.dynamic_directory(consumer.clone(), factory);
 
             // Notifications arrive on the registry's threads; one task applies them in
             // order, so a later list never loses to an earlier one.
-            let (tx, mut rx) = mpsc::unbounded_channel::<Vec<Url>>();
+            let (tx, mut rx) = mpsc::unbounded_channel::<Update>();
             let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
             let dir = directory.clone();
             let service = consumer.service_key();
+            let task_overrides = overrides.clone();
+            let application = consumer.get_param(keys::APPLICATION_KEY).map(str::to_owned);
             tokio::spawn(async move {
                 let mut first = Some(first_tx);
-                while let Some(urls) = rx.recv().await {
-                    dir.notify(urls).await;
+                let mut providers: Option<Vec<Url>> = None;
+                while let Some(update) = rx.recv().await {
+                    match update {
+                        Update::Providers(urls) => providers = Some(urls),
+                        Update::Configurators(urls) => {
+                            let rules: Vec<Url> = urls
+                                .into_iter()
+                                .filter(|u| u.protocol() == Some(OVERRIDE_PROTOCOL))
+                                .collect();
+                            info!(service, rules = rules.len(), "override rules replaced");
+                            *task_overrides.write() = rules;
+                        }
+                    }
+                    let Some(list) = &providers else { continue };
+                    let listed: Vec<Url> = {
+                        let rules = task_overrides.read();
+                        list.iter()
+                            .map(|p| configure(p, &rules, application.as_deref()))
+                            .collect()
+                    };
+                    dir.notify(listed).await;
                     if let Some(f) = first.take() {
                         let _ = f.send(());
                     }
@@ -208,10 +239,16 @@ impl Protocol for RegistryProtocol {
             let routers = Arc::new(RegistryRouters::default());
             directory.router_chain().add_router(routers.clone());
             let listener: SharedListener = Arc::new(move |urls: Vec<Url>| {
-                let category = urls.first().map(category_of).unwrap_or(PROVIDERS_CATEGORY);
+                let category = urls
+                    .first()
+                    .map(list_category)
+                    .unwrap_or(PROVIDERS_CATEGORY);
                 match category {
                     PROVIDERS_CATEGORY => {
-                        let _ = tx.send(urls);
+                        let _ = tx.send(Update::Providers(urls));
+                    }
+                    CONFIGURATORS_CATEGORY => {
+                        let _ = tx.send(Update::Configurators(urls));
                     }
                     ROUTERS_CATEGORY => routers.replace(&urls),
                     other => debug!(
@@ -262,6 +299,56 @@ impl Protocol for RegistryProtocol {
     fn destroy(&self) -> BoxFuture<'static, ()> {
         Box::pin(async {})
     }
+}
+
+/// What the subscription task applies, in order.
+enum Update {
+    Providers(Vec<Url>),
+    Configurators(Vec<Url>),
+}
+
+/// Keys of an override URL that say where it applies, not what it sets.
+const OVERRIDE_CONDITION_KEYS: &[&str] = &[
+    "category",
+    "check",
+    "dynamic",
+    "enabled",
+    "group",
+    "version",
+    "application",
+    "side",
+    "configVersion",
+    "compatible_config",
+    "interface",
+    "providerAddresses",
+];
+
+/// `url` with the parameters of the enabled override rules that match it laid over it
+/// (Java's `AbstractConfigurator.configure`): a rule for host `0.0.0.0` matches every
+/// provider, otherwise the provider's host (and port, when the rule has one); a rule
+/// naming an `application` matches only that consumer application.
+fn configure(url: &Url, rules: &[Url], application: Option<&str>) -> Url {
+    let mut out = url.clone();
+    for rule in rules {
+        if !rule.get_bool("enabled", true) {
+            continue;
+        }
+        let host_ok =
+            matches!(rule.host(), None | Some("0.0.0.0") | Some("*")) || rule.host() == url.host();
+        let port_ok = rule.port() == 0 || rule.port() == url.port();
+        let app_ok = match rule.get_param(keys::APPLICATION_KEY) {
+            None | Some("*") => true,
+            Some(a) => Some(a) == application,
+        };
+        if host_ok && port_ok && app_ok {
+            out = out.with_params(
+                rule.params()
+                    .iter()
+                    .filter(|(k, _)| !OVERRIDE_CONDITION_KEYS.contains(k)),
+            );
+        }
+    }
+    out
 }
 
 /// The routing rules a registry publishes in the `routers` category (`route://` or

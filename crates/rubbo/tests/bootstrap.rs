@@ -228,3 +228,77 @@ async fn routing_rules_published_in_the_registry_apply_and_can_be_withdrawn() {
         p.shutdown().await;
     }
 }
+
+/// A provider whose answer takes a while.
+#[rubbo::service(interface = "org.rubbo.test.Sleepy", version = "1.0.0")]
+pub trait Sleepy {
+    /// `String nap(int millis)`.
+    async fn nap(&self, millis: i32) -> Result<String, RpcError>;
+}
+
+struct Napper;
+
+impl Sleepy for Napper {
+    async fn nap(&self, millis: i32) -> Result<String, RpcError> {
+        tokio::time::sleep(Duration::from_millis(millis as u64)).await;
+        Ok("rested".into())
+    }
+}
+
+#[tokio::test]
+async fn override_rules_from_the_registry_beat_both_sides_and_can_be_withdrawn() {
+    let factories = Arc::new(rubbo::registry_factories());
+    let p = app("sleepy", &factories).build().unwrap();
+    p.export(SleepyServer::new(Arc::new(Napper))).await.unwrap();
+    let consumer = app("sleepy-consumer", &factories)
+        .param("timeout", "150")
+        .param("retries", "0")
+        .build()
+        .unwrap();
+    let client = SleepyClient::new(consumer.refer(&SleepyClient::SERVICE).await.unwrap());
+    assert_eq!(
+        client.nap(400).await.unwrap_err().kind(),
+        ErrorKind::Timeout,
+        "consumer timeout 150 ms"
+    );
+
+    // An operator raises the timeout for everyone calling the service.
+    let registry = rubbo_registry::get_registry(
+        &factories,
+        &rubbo_common::Url::parse("memory://local").unwrap(),
+    )
+    .await
+    .unwrap();
+    let rule = rubbo_common::Url::parse(
+        "override://0.0.0.0/org.rubbo.test.Sleepy?category=configurators&dynamic=false&enabled=true&timeout=3000&version=1.0.0",
+    )
+    .unwrap();
+    registry.register(rule.clone()).await.unwrap();
+    let raised = async {
+        loop {
+            if let Ok(r) = client.nap(400).await {
+                assert_eq!(r, "rested");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), raised)
+        .await
+        .expect("the override takes effect");
+
+    registry.unregister(rule).await.unwrap();
+    let restored = async {
+        loop {
+            if let Err(e) = client.nap(400).await {
+                assert_eq!(e.kind(), ErrorKind::Timeout);
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), restored)
+        .await
+        .expect("withdrawing the override restores 150 ms");
+    p.shutdown().await;
+    consumer.shutdown().await;
+}
