@@ -1,12 +1,11 @@
 //! `available` (Java's `AvailableClusterInvoker`).
 
-use std::fmt;
 use std::sync::Arc;
 
-use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, Invoker, RpcError, Url};
+use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, RpcError};
 
 use super::failover::invoke_one;
-use super::{Cluster, ClusterBase};
+use super::{Cluster, ClusterBase, StrategyInvoker};
 use crate::{ClusterContext, Directory};
 
 /// Calls the first available provider of the routed list (no balancing).
@@ -15,51 +14,23 @@ pub struct AvailableCluster;
 
 impl Cluster for AvailableCluster {
     fn join(&self, directory: Arc<dyn Directory>, ctx: &ClusterContext) -> BoxInvoker {
-        Arc::new(AvailableInvoker {
-            base: Arc::new(ClusterBase::new(directory, ctx)),
-        })
+        StrategyInvoker::join("AvailableClusterInvoker", directory, ctx, call)
     }
 }
 
-struct AvailableInvoker {
-    base: Arc<ClusterBase>,
-}
-
-impl fmt::Debug for AvailableInvoker {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AvailableClusterInvoker")
-            .field("base", &self.base)
-            .finish()
-    }
-}
-
-impl Invoker for AvailableInvoker {
-    fn invoke(&self, inv: Invocation) -> InvokeFuture {
-        let base = self.base.clone();
-        Box::pin(async move {
-            let invokers = base.list(&inv)?;
-            match invokers.iter().find(|i| i.is_available()) {
-                Some(i) => invoke_one(i, &inv).await,
-                None => Err(RpcError::no_provider(format!(
-                    "No provider available in {:?}",
-                    invokers
-                        .iter()
-                        .map(|i| i.url().address())
-                        .collect::<Vec<_>>()
-                ))),
-            }
-        })
-    }
-
-    fn url(&self) -> &Url {
-        self.base.url()
-    }
-
-    fn is_available(&self) -> bool {
-        !self.base.is_destroyed() && self.base.directory().is_available()
-    }
-
-    fn destroy(&self) {
-        self.base.destroy()
-    }
+/// The strategy: one call over the shared base.
+fn call(base: Arc<ClusterBase>, inv: Invocation) -> InvokeFuture {
+    Box::pin(async move {
+        let invokers = base.list(&inv)?;
+        match invokers.iter().find(|i| i.is_available()) {
+            Some(i) => invoke_one(i, &inv).await,
+            None => Err(RpcError::no_provider(format!(
+                "No provider available in {:?}",
+                invokers
+                    .iter()
+                    .map(|i| i.url().address())
+                    .collect::<Vec<_>>()
+            ))),
+        }
+    })
 }

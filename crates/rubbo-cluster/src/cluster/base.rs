@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use parking_lot::Mutex;
 use rubbo_common::keys::{LOADBALANCE_KEY, STICKY_KEY};
 use rubbo_common::resolve::{Sources, lookup};
-use rubbo_common::{BoxInvoker, ErrorKind, ExtensionTable, Invocation, RpcError, Url};
+use rubbo_common::{
+    BoxInvoker, ErrorKind, ExtensionTable, Invocation, InvokeFuture, Invoker, RpcError, Url,
+};
 
 use crate::{ClusterContext, Directory, LoadBalance, Rand};
 
@@ -239,5 +241,57 @@ impl ClusterBase {
             return lb.select(&candidates, self.url(), inv);
         }
         None
+    }
+}
+
+/// The strategy of a cluster invoker that keeps no state beyond its
+/// [`ClusterBase`]: one call, given the base and the invocation.
+pub(crate) type StrategyFn = fn(Arc<ClusterBase>, Invocation) -> InvokeFuture;
+
+/// A cluster invoker made of the shared [`ClusterBase`] and a [`StrategyFn`]; what
+/// every such invoker does besides calling (URL, availability, destroy) lives here once.
+pub(crate) struct StrategyInvoker {
+    name: &'static str,
+    base: Arc<ClusterBase>,
+    call: StrategyFn,
+}
+
+impl StrategyInvoker {
+    /// The invoker `name` (for `Debug`) calling `directory` with `call`.
+    pub(crate) fn join(
+        name: &'static str,
+        directory: Arc<dyn Directory>,
+        ctx: &ClusterContext,
+        call: StrategyFn,
+    ) -> BoxInvoker {
+        Arc::new(StrategyInvoker {
+            name,
+            base: Arc::new(ClusterBase::new(directory, ctx)),
+            call,
+        })
+    }
+}
+
+impl fmt::Debug for StrategyInvoker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct(self.name).field("base", &self.base).finish()
+    }
+}
+
+impl Invoker for StrategyInvoker {
+    fn invoke(&self, inv: Invocation) -> InvokeFuture {
+        (self.call)(self.base.clone(), inv)
+    }
+
+    fn url(&self) -> &Url {
+        self.base.url()
+    }
+
+    fn is_available(&self) -> bool {
+        !self.base.is_destroyed() && self.base.directory().is_available()
+    }
+
+    fn destroy(&self) {
+        self.base.destroy()
     }
 }

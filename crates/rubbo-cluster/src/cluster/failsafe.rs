@@ -1,13 +1,12 @@
 //! `failsafe` (Java's `FailsafeClusterInvoker`).
 
-use std::fmt;
 use std::sync::Arc;
 
-use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, Invoker, RpcResult, Url};
+use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, RpcResult};
 use tracing::error;
 
 use super::failover::invoke_one;
-use super::{Cluster, ClusterBase};
+use super::{Cluster, ClusterBase, StrategyInvoker};
 use crate::{ClusterContext, Directory};
 
 /// One attempt; an error is logged and an empty (`null`) result returned.
@@ -16,55 +15,27 @@ pub struct FailsafeCluster;
 
 impl Cluster for FailsafeCluster {
     fn join(&self, directory: Arc<dyn Directory>, ctx: &ClusterContext) -> BoxInvoker {
-        Arc::new(FailsafeInvoker {
-            base: Arc::new(ClusterBase::new(directory, ctx)),
-        })
+        StrategyInvoker::join("FailsafeClusterInvoker", directory, ctx, call)
     }
 }
 
-struct FailsafeInvoker {
-    base: Arc<ClusterBase>,
-}
-
-impl fmt::Debug for FailsafeInvoker {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FailsafeClusterInvoker")
-            .field("base", &self.base)
-            .finish()
-    }
-}
-
-impl Invoker for FailsafeInvoker {
-    fn invoke(&self, inv: Invocation) -> InvokeFuture {
-        let base = self.base.clone();
-        Box::pin(async move {
-            let attempt = async {
-                let invokers = base.list(&inv)?;
-                let lb = base.load_balance(&invokers, &inv)?;
-                let invoker = base
-                    .select(&*lb, &inv, &invokers, &[])
-                    .ok_or_else(|| base.no_provider(&inv))?;
-                invoke_one(&invoker, &inv).await
-            };
-            match attempt.await {
-                Ok(r) => Ok(r),
-                Err(e) => {
-                    error!(method = inv.method(), service = %base.url().service_key(), error = %e, "failsafe ignored exception");
-                    Ok(RpcResult::null())
-                }
+/// The strategy: one call over the shared base.
+fn call(base: Arc<ClusterBase>, inv: Invocation) -> InvokeFuture {
+    Box::pin(async move {
+        let attempt = async {
+            let invokers = base.list(&inv)?;
+            let lb = base.load_balance(&invokers, &inv)?;
+            let invoker = base
+                .select(&*lb, &inv, &invokers, &[])
+                .ok_or_else(|| base.no_provider(&inv))?;
+            invoke_one(&invoker, &inv).await
+        };
+        match attempt.await {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                error!(method = inv.method(), service = %base.url().service_key(), error = %e, "failsafe ignored exception");
+                Ok(RpcResult::null())
             }
-        })
-    }
-
-    fn url(&self) -> &Url {
-        self.base.url()
-    }
-
-    fn is_available(&self) -> bool {
-        !self.base.is_destroyed() && self.base.directory().is_available()
-    }
-
-    fn destroy(&self) {
-        self.base.destroy()
-    }
+        }
+    })
 }

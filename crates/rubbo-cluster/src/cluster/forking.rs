@@ -1,15 +1,14 @@
 //! `forking` (Java's `ForkingClusterInvoker`).
 
-use std::fmt;
 use std::sync::Arc;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rubbo_common::keys::{FORKS_KEY, TIMEOUT_KEY};
-use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, Invoker, RpcError, Url};
+use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, RpcError};
 
 use super::failover::invoke_one;
-use super::{Cluster, ClusterBase};
+use super::{Cluster, ClusterBase, StrategyInvoker};
 use crate::{ClusterContext, Directory};
 
 /// Calls `forks` (default 2; all when `forks` <= 0 or >= the provider count)
@@ -21,85 +20,56 @@ pub struct ForkingCluster;
 
 impl Cluster for ForkingCluster {
     fn join(&self, directory: Arc<dyn Directory>, ctx: &ClusterContext) -> BoxInvoker {
-        Arc::new(ForkingInvoker {
-            base: Arc::new(ClusterBase::new(directory, ctx)),
-        })
+        StrategyInvoker::join("ForkingClusterInvoker", directory, ctx, call)
     }
 }
 
-struct ForkingInvoker {
-    base: Arc<ClusterBase>,
-}
-
-impl fmt::Debug for ForkingInvoker {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ForkingClusterInvoker")
-            .field("base", &self.base)
-            .finish()
-    }
-}
-
-impl Invoker for ForkingInvoker {
-    fn invoke(&self, inv: Invocation) -> InvokeFuture {
-        let base = self.base.clone();
-        Box::pin(async move {
-            let invokers = base.list(&inv)?;
-            let lb = base.load_balance(&invokers, &inv)?;
-            let forks = base.url().get_int(FORKS_KEY, 2);
-            let timeout = base.url().get_duration_ms(TIMEOUT_KEY, 1000);
-            let selected: Vec<BoxInvoker> = if forks <= 0 || forks as usize >= invokers.len() {
-                invokers.to_vec()
-            } else {
-                let mut selected: Vec<BoxInvoker> = Vec::with_capacity(forks as usize);
-                // Bounded: select avoids already-chosen providers, so this converges;
-                // the bound only guards against a misbehaving balancer.
-                for _ in 0..forks as usize * 8 {
-                    if selected.len() >= forks as usize {
-                        break;
-                    }
-                    if let Some(i) = base.select(&*lb, &inv, &invokers, &selected) {
-                        if !selected.iter().any(|s| Arc::ptr_eq(s, &i)) {
-                            selected.push(i);
-                        }
+/// The strategy: one call over the shared base.
+fn call(base: Arc<ClusterBase>, inv: Invocation) -> InvokeFuture {
+    Box::pin(async move {
+        let invokers = base.list(&inv)?;
+        let lb = base.load_balance(&invokers, &inv)?;
+        let forks = base.url().get_int(FORKS_KEY, 2);
+        let timeout = base.url().get_duration_ms(TIMEOUT_KEY, 1000);
+        let selected: Vec<BoxInvoker> = if forks <= 0 || forks as usize >= invokers.len() {
+            invokers.to_vec()
+        } else {
+            let mut selected: Vec<BoxInvoker> = Vec::with_capacity(forks as usize);
+            // Bounded: select avoids already-chosen providers, so this converges;
+            // the bound only guards against a misbehaving balancer.
+            for _ in 0..forks as usize * 8 {
+                if selected.len() >= forks as usize {
+                    break;
+                }
+                if let Some(i) = base.select(&*lb, &inv, &invokers, &selected) {
+                    if !selected.iter().any(|s| Arc::ptr_eq(s, &i)) {
+                        selected.push(i);
                     }
                 }
-                selected
-            };
-            let mut calls: FuturesUnordered<_> =
-                selected.iter().map(|i| invoke_one(i, &inv)).collect();
-            let race = async {
-                let mut last: Option<RpcError> = None;
-                while let Some(r) = calls.next().await {
-                    match r {
-                        Ok(result) => return Ok(result),
-                        Err(e) => last = Some(e),
-                    }
-                }
-                Err(last.unwrap_or_else(|| base.no_provider(&inv)))
-            };
-            match tokio::time::timeout(timeout, race).await {
-                Ok(r) => r,
-                Err(_) => Err(RpcError::timeout(format!(
-                    "Failed to forking invoke provider {:?}, but no luck to perform the invocation. Last error is: timeout after {} ms",
-                    selected
-                        .iter()
-                        .map(|i| i.url().address())
-                        .collect::<Vec<_>>(),
-                    timeout.as_millis()
-                ))),
             }
-        })
-    }
-
-    fn url(&self) -> &Url {
-        self.base.url()
-    }
-
-    fn is_available(&self) -> bool {
-        !self.base.is_destroyed() && self.base.directory().is_available()
-    }
-
-    fn destroy(&self) {
-        self.base.destroy()
-    }
+            selected
+        };
+        let mut calls: FuturesUnordered<_> = selected.iter().map(|i| invoke_one(i, &inv)).collect();
+        let race = async {
+            let mut last: Option<RpcError> = None;
+            while let Some(r) = calls.next().await {
+                match r {
+                    Ok(result) => return Ok(result),
+                    Err(e) => last = Some(e),
+                }
+            }
+            Err(last.unwrap_or_else(|| base.no_provider(&inv)))
+        };
+        match tokio::time::timeout(timeout, race).await {
+            Ok(r) => r,
+            Err(_) => Err(RpcError::timeout(format!(
+                "Failed to forking invoke provider {:?}, but no luck to perform the invocation. Last error is: timeout after {} ms",
+                selected
+                    .iter()
+                    .map(|i| i.url().address())
+                    .collect::<Vec<_>>(),
+                timeout.as_millis()
+            ))),
+        }
+    })
 }

@@ -32,6 +32,7 @@ use crate::{ClusterContext, Directory};
 
 pub use available::AvailableCluster;
 pub use base::ClusterBase;
+pub(crate) use base::StrategyInvoker;
 pub use broadcast::{BROADCAST_FAIL_PERCENT_KEY, BroadcastCluster};
 pub use failback::{FAILBACK_TASKS_KEY, FailbackCluster};
 pub use failover::{FailfastCluster, FailoverCluster};
