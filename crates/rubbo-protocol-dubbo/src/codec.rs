@@ -50,9 +50,9 @@ pub enum CodecError {
     /// An unknown response flag.
     #[error("unknown response flag {0}")]
     BadFlag(i32),
-    /// The attachments are not a map with string keys.
-    #[error("attachments are not a map: {0}")]
-    BadAttachments(String),
+    /// Arguments received in encoded form could not be read back to be sent on.
+    #[error("arguments cannot be re-encoded: {0}")]
+    BadArguments(String),
     /// The serialization id is not Hessian 2.
     #[error("unsupported serialization id {0} (supported: 2 = hessian2)")]
     Serialization(u8),
@@ -140,7 +140,7 @@ pub fn encode_request(
             for v in inv
                 .arguments()
                 .to_values()
-                .map_err(|e| CodecError::BadAttachments(e.to_string()))?
+                .map_err(|e| CodecError::BadArguments(e.to_string()))?
             {
                 enc.write_value(&v)?;
             }

@@ -35,17 +35,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 use rubbo_cluster::ClusterContext;
 use rubbo_common::keys;
-use rubbo_common::{BoxInvoker, ErrorKind, Exporter, ExtensionTable, Protocol, RpcError, Url};
+use rubbo_common::{BoxInvoker, Exporter, ExtensionTable, Protocol, RpcError, Url};
 use rubbo_protocol_dubbo::DubboProtocol;
 use rubbo_registry::RegistryFactory;
 use tracing::info;
 
 use crate::codegen::{Dispatch, ServerInvoker, ServiceDescriptor};
-use crate::registry_protocol::RegistryProtocol;
-
-fn config_err(msg: impl Into<Arc<str>>) -> RpcError {
-    RpcError::new(ErrorKind::Unknown, msg)
-}
+use crate::registry_protocol::{RegistryProtocol, config_err};
 
 /// The registry factories built in: `memory`, `dubbo` (the dev registry, see
 /// [`crate::dev_registry`]), and `zookeeper` with the feature.

@@ -25,7 +25,8 @@ use tracing::{debug, info, warn};
 /// How long a `check=true` reference waits for its first provider list.
 const CHECK_WAIT: Duration = Duration::from_secs(5);
 
-fn config_err(msg: impl Into<Arc<str>>) -> RpcError {
+/// A configuration mistake, reported to the caller.
+pub(crate) fn config_err(msg: impl Into<Arc<str>>) -> RpcError {
     RpcError::new(ErrorKind::Unknown, msg)
 }
 
