@@ -64,56 +64,97 @@ impl DubboInvoker {
     }
 }
 
+impl DubboInvoker {
+    /// Encodes the request of `inv`: what a call sends, and how long it may wait.
+    ///
+    /// Done before the call's future is built, so that future holds neither the
+    /// invocation nor the encoder: its size decides how costly its allocation is.
+    fn prepare(&self, inv: &Invocation) -> Result<Prepared, RpcError> {
+        let inner = &self.inner;
+        if inner.destroyed.load(Ordering::Acquire) {
+            return Err(RpcError::network(format!(
+                "invoker for {} is destroyed",
+                inner.url.address()
+            )));
+        }
+        let method = inv.method();
+        let timeout = inv
+            .attachment_str(keys::TIMEOUT_KEY)
+            .and_then(|t| t.parse().ok())
+            .map(std::time::Duration::from_millis)
+            .unwrap_or_else(|| inner.url.method_param::<Timeout>(method));
+        let oneway = !inner.url.get_method_bool(method, "return", true);
+        let meta = RequestMeta {
+            path: &inner.path,
+            version: inner.version.as_deref(),
+            group: inner.group.as_deref(),
+            interface: inner.interface.as_deref(),
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            application: inner.application.as_deref(),
+            token: inner.token.as_deref(),
+        };
+        let hint = inner
+            .last_request_len
+            .load(Ordering::Relaxed)
+            .clamp(128, 64 * 1024);
+        let body = body::encode(hint, |buf| codec::encode_request(inv, &meta, buf))
+            .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
+        inner.last_request_len.store(body.len(), Ordering::Relaxed);
+        if inner.payload > 0 && body.len() as i64 > inner.payload {
+            return Err(RpcError::serialization(format!(
+                "Data length too large: {}, max payload: {}",
+                body.len(),
+                inner.payload
+            )));
+        }
+        Ok(Prepared {
+            body,
+            timeout,
+            oneway,
+        })
+    }
+}
+
+/// An encoded request, ready to send.
+struct Prepared {
+    body: bytes::Bytes,
+    timeout: std::time::Duration,
+    oneway: bool,
+}
+
 impl Invoker for DubboInvoker {
     fn invoke(&self, inv: Invocation) -> InvokeFuture {
+        let span = tracing::debug_span!("dubbo.call", method = %inv.method(), peer = %self.inner.url.address());
+        let prepared = {
+            let _entered = (!span.is_disabled()).then(|| span.enter());
+            self.prepare(&inv)
+        };
+        drop(inv);
+        let Prepared {
+            body,
+            timeout,
+            oneway,
+        } = match prepared {
+            Ok(p) => p,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
         let inner = self.inner.clone();
-        let span =
-            tracing::debug_span!("dubbo.call", method = %inv.method(), peer = %inner.url.address());
-        let call = async move {
-            if inner.destroyed.load(Ordering::Acquire) {
-                return Err(RpcError::network(format!(
-                    "invoker for {} is destroyed",
-                    inner.url.address()
-                )));
-            }
-            let method = inv.method();
-            let timeout = inv
-                .attachment_str(keys::TIMEOUT_KEY)
-                .and_then(|t| t.parse().ok())
-                .map(std::time::Duration::from_millis)
-                .unwrap_or_else(|| inner.url.method_param::<Timeout>(method));
-            let oneway = !inner.url.get_method_bool(method, "return", true);
-            let meta = RequestMeta {
-                path: &inner.path,
-                version: inner.version.as_deref(),
-                group: inner.group.as_deref(),
-                interface: inner.interface.as_deref(),
-                timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-                application: inner.application.as_deref(),
-                token: inner.token.as_deref(),
-            };
-            let hint = inner
-                .last_request_len
-                .load(Ordering::Relaxed)
-                .clamp(128, 64 * 1024);
-            let body = body::encode(hint, |buf| codec::encode_request(&inv, &meta, buf))
-                .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
-            inner.last_request_len.store(body.len(), Ordering::Relaxed);
-            if inner.payload > 0 && body.len() as i64 > inner.payload {
-                return Err(RpcError::serialization(format!(
-                    "Data length too large: {}, max payload: {}",
-                    body.len(),
-                    inner.payload
-                )));
-            }
-            if oneway {
+        if oneway {
+            let call = async move {
                 inner
                     .clients
                     .send_oneway(body, HESSIAN2)
                     .await
                     .map_err(error_for_remoting)?;
-                return Ok(RpcResult::null());
-            }
+                Ok(RpcResult::null())
+            };
+            return if span.is_disabled() {
+                Box::pin(call)
+            } else {
+                Box::pin(call.instrument(span))
+            };
+        }
+        let call = async move {
             let resp = inner
                 .clients
                 .request(body, HESSIAN2, timeout)

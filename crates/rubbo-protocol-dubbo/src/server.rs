@@ -10,9 +10,11 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use parking_lot::RwLock;
 use rubbo_common::keys::{self, Executes};
-use rubbo_common::{BoxInvoker, ErrorKind, Invocation, Outcome, Payload, RpcError, RpcResult};
+use rubbo_common::{
+    BoxInvoker, ErrorKind, Invocation, InvokeFuture, Outcome, Payload, RpcError, RpcResult,
+};
 use rubbo_remoting::{ConnectionInfo, Handler, Request, Response, Status};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::{debug, warn};
 
 use crate::codec::{self, DecodedRequest};
@@ -134,32 +136,129 @@ pub(crate) struct DubboHandler {
 
 impl Handler for DubboHandler {
     fn handle(&self, req: Request, conn: &ConnectionInfo) -> BoxFuture<'static, Option<Response>> {
-        let this = self.clone();
+        let (id, serialization, two_way) = (req.id, req.serialization, req.two_way);
         let conn = *conn;
-        async move {
-            let two_way = req.two_way;
-            let id = req.id;
-            let serialization = req.serialization;
-            let response = this.serve(req, conn).await;
-            if !two_way {
-                return None;
-            }
-            Some(match response {
-                Ok(resp) => resp,
-                Err((status, text)) => {
-                    debug!(id, status = status.as_u8(), peer = %conn.peer, error = %text, "error response");
-                    Response::new(id, serialization, status, codec::encode_error_text(&text))
+        let payload = self.payload;
+        // Decoding, routing and building the invocation happen here, before the future
+        // exists: it keeps only what crosses the service's await, so it stays small
+        // (its size decides how costly its allocation and every move of it are).
+        let answer = match self.start(req, conn) {
+            Ok(Started::Call(call)) => {
+                return async move {
+                    let result = call.call.await;
+                    drop(call.permit);
+                    if !two_way {
+                        return None;
+                    }
+                    let reply = call.reply;
+                    Some(reply.answer(finish(result, reply, payload, conn), conn))
                 }
-            })
-        }
-        .boxed()
+                .boxed();
+            }
+            Ok(Started::Answered(result, reply)) => {
+                reply.answer(finish(Ok(result), reply, payload, conn), conn)
+            }
+            Err(failure) => Reply::error(id, serialization, failure, conn),
+        };
+        futures::future::ready(two_way.then_some(answer)).boxed()
     }
 }
 
 type Failure = (Status, String);
 
+/// How to answer one request.
+#[derive(Debug, Clone, Copy)]
+struct Reply {
+    id: i64,
+    serialization: u8,
+    /// The consumer reads response attachments (its dubbo version says so).
+    with_attachments: bool,
+    /// The expected size of the response body.
+    capacity: usize,
+}
+
+impl Reply {
+    fn answer(self, encoded: Result<bytes::Bytes, Failure>, conn: ConnectionInfo) -> Response {
+        match encoded {
+            Ok(body) => Response::ok(self.id, self.serialization, body),
+            Err(failure) => Self::error(self.id, self.serialization, failure, conn),
+        }
+    }
+
+    fn error(
+        id: i64,
+        serialization: u8,
+        (status, text): Failure,
+        conn: ConnectionInfo,
+    ) -> Response {
+        debug!(id, status = status.as_u8(), peer = %conn.peer, error = %text, "error response");
+        Response::new(id, serialization, status, codec::encode_error_text(&text))
+    }
+}
+
+/// A request on its way to its service.
+struct Pending {
+    call: InvokeFuture,
+    /// The service's `executes` slot, held until the call ends.
+    permit: Option<OwnedSemaphorePermit>,
+    reply: Reply,
+}
+
+enum Started {
+    /// The service is working on it.
+    Call(Pending),
+    /// Answered without the service (`$echo`).
+    Answered(RpcResult, Reply),
+}
+
+/// The response body for a call's outcome: a business exception is a result, any
+/// other error an error status.
+fn finish(
+    result: Result<RpcResult, RpcError>,
+    reply: Reply,
+    payload: i64,
+    conn: ConnectionInfo,
+) -> Result<bytes::Bytes, Failure> {
+    let result = match result {
+        Ok(r) => r,
+        Err(e) if e.is_biz() => {
+            RpcResult::from_exception(e.biz_exception().cloned().unwrap_or_else(|| {
+                rubbo_common::BizException::new(
+                    "java.lang.RuntimeException",
+                    Some(e.message().to_owned()),
+                )
+            }))
+        }
+        Err(e) => return Err((status_for_error(&e), e.message().to_owned())),
+    };
+    let body = body::encode(reply.capacity, |buf| {
+        codec::encode_response(&result, reply.with_attachments, buf)
+    })
+    .map_err(|e| {
+        warn!(error = %e, "cannot encode the response");
+        (
+            Status::BAD_RESPONSE,
+            format!("Fail to encode response: {e}"),
+        )
+    })?;
+    if payload > 0 && body.len() as i64 > payload {
+        return Err((
+            Status::SERIALIZATION_ERROR,
+            format!(
+                "Data length too large: {}, max payload: {}, channel: {} -> {}",
+                body.len(),
+                payload,
+                conn.local,
+                conn.peer
+            ),
+        ));
+    }
+    Ok(body)
+}
+
 impl DubboHandler {
-    async fn serve(&self, req: Request, conn: ConnectionInfo) -> Result<Response, Failure> {
+    /// Decodes `req`, finds its service and starts the call.
+    fn start(&self, req: Request, conn: ConnectionInfo) -> Result<Started, Failure> {
         if let Some(broken) = &req.broken {
             warn!(peer = %conn.peer, reason = %broken, "bad request");
             return Err((
@@ -174,46 +273,78 @@ impl DubboHandler {
                 format!("Fail to decode request due to: {e}"),
             )
         })?;
-        let with_attachments = codec::supports_response_attachments(&decoded.dubbo_version);
-        // Responses are usually about as large as requests (echo-like calls).
-        let capacity = req.body.len().clamp(64, 64 * 1024);
-        let exported = self.lookup(&decoded, conn.local)?;
-        let result = self.call(&exported, decoded, conn).await;
-        let result = match result {
-            Ok(r) => r,
-            Err(e) if e.is_biz() => {
-                RpcResult::from_exception(e.biz_exception().cloned().unwrap_or_else(|| {
-                    rubbo_common::BizException::new(
-                        "java.lang.RuntimeException",
-                        Some(e.message().to_owned()),
-                    )
-                }))
-            }
-            Err(e) => return Err((status_for_error(&e), e.message().to_owned())),
+        let reply = Reply {
+            id: req.id,
+            serialization: req.serialization,
+            with_attachments: codec::supports_response_attachments(&decoded.dubbo_version),
+            // Responses are usually about as large as requests (echo-like calls).
+            capacity: req.body.len().clamp(64, 64 * 1024),
         };
-        let body = body::encode(capacity, |buf| {
-            codec::encode_response(&result, with_attachments, buf)
-        })
-        .map_err(|e| {
-            warn!(error = %e, "cannot encode the response");
-            (
-                Status::BAD_RESPONSE,
-                format!("Fail to encode response: {e}"),
-            )
-        })?;
-        if self.payload > 0 && body.len() as i64 > self.payload {
-            return Err((
-                Status::SERIALIZATION_ERROR,
-                format!(
-                    "Data length too large: {}, max payload: {}, channel: {} -> {}",
-                    body.len(),
-                    self.payload,
-                    conn.local,
-                    conn.peer
-                ),
-            ));
+        let exported = self.lookup(&decoded, conn.local)?;
+        let status = |e: RpcError| (status_for_error(&e), e.message().to_owned());
+        if let Some(token) = &exported.token {
+            if decoded.routing.token.as_deref() != Some(token.as_str()) {
+                return Err(status(RpcError::new(
+                    ErrorKind::Forbidden,
+                    format!(
+                        "invalid token from consumer {}, the service requires a token",
+                        conn.peer
+                    ),
+                )));
+            }
         }
-        Ok(Response::ok(req.id, req.serialization, body))
+        let permit = match &exported.limit {
+            Some(sem) => Some(sem.clone().try_acquire_owned().map_err(|_| {
+                status(RpcError::new(
+                    ErrorKind::LimitExceeded,
+                    format!(
+                        "Server side ({}) thread pool is exhausted: service {} reached its executes limit",
+                        conn.local, decoded.path
+                    ),
+                ))
+            })?),
+            None => None,
+        };
+        if &*decoded.method == "$echo" && &*decoded.parameter_types == descriptor::ECHO_DESC {
+            // EchoFilter: the argument comes back as sent.
+            let value = match decoded.arguments {
+                rubbo_common::Arguments::Encoded { encoded, .. } => Payload::Encoded(encoded),
+                other => Payload::Value(
+                    other
+                        .to_values()
+                        .map_err(status)?
+                        .into_iter()
+                        .next()
+                        .unwrap_or_default(),
+                ),
+            };
+            return Ok(Started::Answered(RpcResult::value(value), reply));
+        }
+        let generic = generic::is_generic(&decoded.method)
+            && &*decoded.parameter_types == descriptor::GENERIC_DESC;
+        let mut inv = Invocation::new(exported.interface.clone(), decoded.method)
+            .with_version(decoded.version)
+            .with_parameter_types(decoded.parameter_types)
+            .with_arguments(decoded.arguments);
+        if let Some(g) = decoded
+            .attachments
+            .get(keys::GROUP_KEY)
+            .and_then(|v| v.as_str())
+        {
+            inv = inv.with_group(g.to_owned());
+        }
+        *inv.attachments_mut() = decoded.attachments;
+        let call = if generic {
+            let real = generic::unwrap_generic(&inv).map_err(status)?;
+            call_generic(exported.invoker.invoke(real))
+        } else {
+            exported.invoker.invoke(inv)
+        };
+        Ok(Started::Call(Pending {
+            call,
+            permit,
+            reply,
+        }))
     }
 
     fn lookup(&self, req: &DecodedRequest, local: SocketAddr) -> Result<Arc<Exported>, Failure> {
@@ -238,73 +369,20 @@ impl DubboHandler {
             ),
         ))
     }
+}
 
-    async fn call(
-        &self,
-        exported: &Exported,
-        req: DecodedRequest,
-        conn: ConnectionInfo,
-    ) -> Result<RpcResult, RpcError> {
-        if let Some(token) = &exported.token {
-            if req.routing.token.as_deref() != Some(token.as_str()) {
-                return Err(RpcError::new(
-                    ErrorKind::Forbidden,
-                    format!(
-                        "invalid token from consumer {}, the service requires a token",
-                        conn.peer
-                    ),
-                ));
-            }
-        }
-        let _permit = match &exported.limit {
-            Some(sem) => Some(sem.clone().try_acquire_owned().map_err(|_| {
-                RpcError::new(
-                    ErrorKind::LimitExceeded,
-                    format!(
-                        "Server side ({}) thread pool is exhausted: service {} reached its executes limit",
-                        conn.local, req.path
-                    ),
-                )
-            })?),
-            None => None,
+/// A generic call's result, generalized as Java's `GenericFilter` does: values to
+/// maps and lists, exceptions wrapped.
+fn call_generic(call: InvokeFuture) -> InvokeFuture {
+    Box::pin(async move {
+        let (outcome, attachments) = call.await?.into_parts();
+        let outcome = match outcome {
+            Outcome::Value(p) => Outcome::Value(match p {
+                Payload::Null => Payload::Null,
+                p => Payload::Value(generic::generalize(p.to_value()?)),
+            }),
+            Outcome::Exception(e) => Outcome::Exception(generic::wrap_exception(e)),
         };
-        let interface = exported.interface.clone();
-        if &*req.method == "$echo" && &*req.parameter_types == descriptor::ECHO_DESC {
-            // EchoFilter: the argument comes back as sent.
-            return Ok(match req.arguments {
-                rubbo_common::Arguments::Encoded { encoded, .. } => {
-                    RpcResult::value(Payload::Encoded(encoded))
-                }
-                other => RpcResult::value(Payload::Value(
-                    other.to_values()?.into_iter().next().unwrap_or_default(),
-                )),
-            });
-        }
-        let mut inv = Invocation::new(interface, req.method.clone())
-            .with_version(req.version.clone())
-            .with_parameter_types(req.parameter_types.clone())
-            .with_arguments(req.arguments);
-        if let Some(g) = req
-            .attachments
-            .get(keys::GROUP_KEY)
-            .and_then(|v| v.as_str())
-        {
-            inv = inv.with_group(g.to_owned());
-        }
-        *inv.attachments_mut() = req.attachments;
-        if generic::is_generic(&req.method) && &*req.parameter_types == descriptor::GENERIC_DESC {
-            let real = generic::unwrap_generic(&inv)?;
-            let result = exported.invoker.invoke(real).await?;
-            let (outcome, attachments) = result.into_parts();
-            let outcome = match outcome {
-                Outcome::Value(p) => Outcome::Value(match p {
-                    Payload::Null => Payload::Null,
-                    p => Payload::Value(generic::generalize(p.to_value()?)),
-                }),
-                Outcome::Exception(e) => Outcome::Exception(generic::wrap_exception(e)),
-            };
-            return Ok(RpcResult::from_parts(outcome, attachments));
-        }
-        exported.invoker.invoke(inv).await
-    }
+        Ok(RpcResult::from_parts(outcome, attachments))
+    })
 }

@@ -64,6 +64,8 @@ pub(crate) async fn run_writer<W: AsyncWrite + Unpin>(
 ) {
     let mut batch: Vec<Outgoing> = Vec::with_capacity(MAX_BATCH);
     let mut buf = BytesMut::with_capacity(INITIAL_BUF);
+    // Ids of the written two-way requests, for `pending`.
+    let mut sent: Vec<i64> = Vec::new();
     let drain = stop.drain.clone().unwrap_or_default();
     loop {
         let n = tokio::select! {
@@ -74,7 +76,7 @@ pub(crate) async fn run_writer<W: AsyncWrite + Unpin>(
                 while let Ok(f) = rx.try_recv() {
                     batch.push(f);
                 }
-                if !batch.is_empty() && write_batch(&mut io, &mut buf, &mut batch, None).await.is_err() {
+                if !batch.is_empty() && write_batch(&mut io, &mut buf, &mut batch, None, &mut sent).await.is_err() {
                     return;
                 }
                 let _ = io.shutdown().await;
@@ -99,7 +101,9 @@ pub(crate) async fn run_writer<W: AsyncWrite + Unpin>(
                 }
             }
         }
-        if let Err(e) = write_batch(&mut io, &mut buf, &mut batch, pending.as_deref()).await {
+        if let Err(e) =
+            write_batch(&mut io, &mut buf, &mut batch, pending.as_deref(), &mut sent).await
+        {
             debug!(error = %e, "write failed, closing connection");
             stop.close.cancel();
             return;
@@ -115,6 +119,7 @@ async fn write_batch<W: AsyncWrite + Unpin>(
     buf: &mut BytesMut,
     batch: &mut Vec<Outgoing>,
     pending: Option<&Pending>,
+    sent: &mut Vec<i64>,
 ) -> std::io::Result<()> {
     buf.clear();
     for f in batch.iter() {
@@ -125,9 +130,13 @@ async fn write_batch<W: AsyncWrite + Unpin>(
     trace!(frames = batch.len(), bytes = buf.len(), "write batch");
     io.write_all(buf).await?;
     if let Some(p) = pending {
-        for f in batch.iter().filter(|f| f.awaits_reply()) {
-            p.mark_sent(f.header.id);
-        }
+        sent.extend(
+            batch
+                .iter()
+                .filter(|f| f.awaits_reply())
+                .map(|f| f.header.id),
+        );
+        p.mark_sent(sent);
     }
     batch.clear();
     Ok(())

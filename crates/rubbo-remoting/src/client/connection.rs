@@ -1,6 +1,8 @@
 //! One client TCP connection: writer task, reader task, pending calls, heartbeats.
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -28,6 +30,11 @@ pub(crate) struct Connection {
     tx: mpsc::Sender<Outgoing>,
     pending: Arc<Pending>,
     readonly: AtomicBool,
+    /// Set once the connection is closing: by [`close`](Connection::close), and by the
+    /// reader when it stops, before it fails the pending calls. A call registers
+    /// itself, then reads this flag, so either the reader fails it or it sees the
+    /// flag. (The token says the same, but reading it takes a lock.)
+    closed: AtomicBool,
     token: CancellationToken,
     local_addr: SocketAddr,
     max_payload: Option<usize>,
@@ -80,6 +87,7 @@ impl Connection {
             tx,
             pending: pending.clone(),
             readonly: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
             token: token.clone(),
             local_addr,
             max_payload: max_payload(config.payload),
@@ -106,7 +114,7 @@ impl Connection {
     }
 
     pub(crate) fn is_closed(&self) -> bool {
-        self.token.is_cancelled()
+        self.closed.load(Ordering::SeqCst)
     }
 
     pub(crate) fn is_readonly(&self) -> bool {
@@ -114,6 +122,7 @@ impl Connection {
     }
 
     pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
         self.token.cancel();
     }
 
@@ -162,12 +171,16 @@ impl Connection {
             return Err(self.inactive(id));
         }
         let frame = Outgoing::request(Request::new(id, serialization, body));
-        // Queue at once when there is room; only a full queue needs a timer.
+        // Queue at once when there is room; only a full queue needs a timer. That path
+        // is boxed: the future of every call stays small (its size decides how costly
+        // its allocation and every move of it are).
         match self.tx.try_send(frame) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Closed(_)) => return Err(self.inactive(id)),
             Err(mpsc::error::TrySendError::Full(frame)) => {
-                match timeout_at(deadline, self.tx.send(frame)).await {
+                let queued: Pin<Box<dyn Future<Output = _> + Send + '_>> =
+                    Box::pin(timeout_at(deadline, self.tx.send(frame)));
+                match queued.await {
                     Ok(Ok(())) => {}
                     Ok(Err(_)) => return Err(self.inactive(id)),
                     Err(_) => return Err(timed_out(false)),
@@ -264,7 +277,7 @@ struct ReadConfig {
 
 async fn read_loop(conn: Arc<Connection>, mut rd: OwnedReadHalf, cfg: ReadConfig) {
     let reason = read_frames(&conn, &mut rd, &cfg).await;
-    conn.token.cancel();
+    conn.close();
     let failed = conn.pending.fail_all(|id| conn.inactive(id));
     debug!(reason, failed, "connection closed");
 }

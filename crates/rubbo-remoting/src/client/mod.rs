@@ -7,6 +7,7 @@ mod pool;
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -71,6 +72,9 @@ struct Shared {
     config: ClientConfig,
     current: RwLock<Option<Arc<Connection>>>,
     token: CancellationToken,
+    /// Set by [`close`](ExchangeClient::close): the token says the same, but reading
+    /// it takes a lock, and every call checks this.
+    closed: AtomicBool,
     /// `true` once the first connect attempt finished (at once for `connect`).
     first_attempt: watch::Sender<bool>,
 }
@@ -114,6 +118,7 @@ impl ExchangeClient {
             config,
             current: RwLock::new(conn.clone()),
             token: token.clone(),
+            closed: AtomicBool::new(false),
             first_attempt: watch::Sender::new(conn.is_some()),
         });
         let span = tracing::debug_span!("client", peer = %addr);
@@ -138,20 +143,31 @@ impl ExchangeClient {
         serialization: u8,
         timeout: Duration,
     ) -> Result<Response, RemotingError> {
-        let mut timeout = timeout;
         if !*self.inner.shared.first_attempt.borrow() {
-            // lazy client before its first connect attempt finished
-            let started = Instant::now();
-            if !self.first_attempt_done(timeout).await {
-                return Err(RemotingError::Timeout {
-                    addr: self.inner.shared.addr.to_string(),
-                    id: 0,
-                    timeout,
-                    sent: false,
-                });
-            }
-            timeout = timeout.saturating_sub(started.elapsed());
+            // A lazy client before its first connect attempt finished: rare, so boxed
+            // to keep every call's future small.
+            return Box::pin(self.request_after_first_attempt(body, serialization, timeout)).await;
         }
+        let conn = self.connection()?;
+        conn.request(body, serialization, timeout).await
+    }
+
+    async fn request_after_first_attempt(
+        &self,
+        body: Bytes,
+        serialization: u8,
+        timeout: Duration,
+    ) -> Result<Response, RemotingError> {
+        let started = Instant::now();
+        if !self.first_attempt_done(timeout).await {
+            return Err(RemotingError::Timeout {
+                addr: self.inner.shared.addr.to_string(),
+                id: 0,
+                timeout,
+                sent: false,
+            });
+        }
+        let timeout = timeout.saturating_sub(started.elapsed());
         let conn = self.connection()?;
         conn.request(body, serialization, timeout).await
     }
@@ -210,6 +226,7 @@ impl ExchangeClient {
     /// fail with [`RemotingError::ChannelInactive`], new ones with
     /// [`RemotingError::Closed`].
     pub fn close(&self) {
+        self.inner.shared.closed.store(true, Ordering::SeqCst);
         self.inner.shared.token.cancel();
     }
 
@@ -232,7 +249,7 @@ impl ExchangeClient {
 
     fn connection(&self) -> Result<Arc<Connection>, RemotingError> {
         let shared = &self.inner.shared;
-        if shared.token.is_cancelled() {
+        if shared.closed.load(Ordering::SeqCst) {
             return Err(RemotingError::Closed {
                 addr: shared.addr.to_string(),
             });

@@ -38,6 +38,10 @@ impl Hasher for IdHasher {
     }
 }
 
+fn shard_of(id: i64) -> usize {
+    (id as u64 as usize) % SHARDS
+}
+
 type Shard = Mutex<HashMap<i64, Entry, BuildHasherDefault<IdHasher>>>;
 
 #[derive(Debug)]
@@ -57,7 +61,7 @@ impl Pending {
     }
 
     fn shard(&self, id: i64) -> &Shard {
-        &self.shards[(id as u64 as usize) % SHARDS]
+        &self.shards[shard_of(id)]
     }
 
     pub(crate) fn insert(&self, id: i64, tx: oneshot::Sender<Reply>) {
@@ -82,10 +86,19 @@ impl Pending {
         removed
     }
 
-    pub(crate) fn mark_sent(&self, id: i64) {
-        if let Some(e) = self.shard(id).lock().get_mut(&id) {
-            e.sent = true;
+    /// Marks the calls of `ids` as written to the socket, locking each shard once.
+    /// Leaves `ids` empty (its capacity is for the next batch).
+    pub(crate) fn mark_sent(&self, ids: &mut Vec<i64>) {
+        ids.sort_unstable_by_key(|id| shard_of(*id));
+        for run in ids.chunk_by(|a, b| shard_of(*a) == shard_of(*b)) {
+            let mut shard = self.shards[shard_of(run[0])].lock();
+            for id in run {
+                if let Some(e) = shard.get_mut(id) {
+                    e.sent = true;
+                }
+            }
         }
+        ids.clear();
     }
 
     /// Completes the call waiting for `resp.id`; `false` when none waits (late reply).
@@ -140,6 +153,23 @@ mod tests {
         let (tx, _rx) = oneshot::channel();
         p.insert(5, tx);
         assert_eq!(p.len(), 100, "replacing an id does not count twice");
+        let mut ids = vec![9, 41, 10, 73, 9];
+        p.mark_sent(&mut ids);
+        assert!(ids.is_empty());
+        for id in [9, 41, 10, 73] {
+            let (tx, rx) = oneshot::channel();
+            let old = p.remove(id).expect("pending");
+            assert!(old.sent, "call {id} marked sent");
+            p.insert(id, tx);
+            rxs.push(rx);
+        }
+        assert!(
+            !p.remove(11).expect("pending").sent,
+            "an unwritten call is not sent"
+        );
+        let (tx, rx) = oneshot::channel();
+        p.insert(11, tx);
+        rxs.push(rx);
         assert!(p.remove(7).is_some());
         assert!(p.remove(7).is_none());
         assert_eq!(p.len(), 99);

@@ -1,8 +1,10 @@
 //! One server connection: reader loop, event handling, dispatch to the handler.
 
 use std::any::Any;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -71,10 +73,18 @@ pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketA
         )
         .instrument(span.clone()),
     );
+    let calls = Arc::new(CallContext {
+        handler: shared.handler.clone(),
+        info,
+        tx: tx.clone(),
+        error_body: shared.config.error_body,
+        max_payload: max_payload(shared.config.payload),
+    });
     let conn = ServerConn {
         shared: shared.clone(),
         info,
         tx,
+        calls,
         close,
         drain,
     };
@@ -93,6 +103,7 @@ struct ServerConn {
     shared: Arc<ServerShared>,
     info: ConnectionInfo,
     tx: mpsc::Sender<Outgoing>,
+    calls: Arc<CallContext>,
     close: CancellationToken,
     drain: CancellationToken,
 }
@@ -184,26 +195,23 @@ impl ServerConn {
             return self.reject_exhausted(req).await;
         }
         let call = Call {
-            handler: self.shared.handler.clone(),
-            info: self.info,
-            tx: self.tx.clone(),
+            conn: self.calls.clone(),
             _guard: self.shared.inflight.enter(),
-            error_body: cfg.error_body,
-            max_payload: max_payload(cfg.payload),
+            req,
         };
         match cfg.dispatch {
             Dispatch::All => {
                 // Only wrap the task in the connection's span when it is recorded.
                 let span = tracing::Span::current();
                 if span.is_disabled() {
-                    tokio::spawn(call.run(req));
+                    tokio::spawn(call.run());
                 } else {
-                    tokio::spawn(call.run(req).instrument(span));
+                    tokio::spawn(call.run().instrument(span));
                 }
             }
             Dispatch::Direct => {
                 tokio::select! {
-                    _ = call.run(req) => {}
+                    _ = call.run() => {}
                     _ = self.close.cancelled() => {}
                 }
             }
@@ -232,22 +240,35 @@ impl ServerConn {
     }
 }
 
-/// One request on its way through the handler.
-struct Call {
+/// What every request of one connection shares: one `Arc` per request instead of a
+/// copy of each field.
+struct CallContext {
     handler: Arc<dyn Handler>,
     info: ConnectionInfo,
     tx: mpsc::Sender<Outgoing>,
-    _guard: InFlightGuard,
     error_body: ErrorBodyFn,
     max_payload: Option<usize>,
 }
 
+/// One request on its way through the handler: small, as it is a task of its own.
+struct Call {
+    conn: Arc<CallContext>,
+    _guard: InFlightGuard,
+    req: Request,
+}
+
 impl Call {
-    async fn run(self, req: Request) {
+    async fn run(self) {
+        let Call { conn, _guard, req } = self;
         let (id, ser, two_way) = (req.id, req.serialization, req.two_way);
-        let handled = AssertUnwindSafe(async { self.handler.handle(req, &self.info).await })
-            .catch_unwind()
-            .await;
+        // The handler may panic while building its future or while it runs: either
+        // way the caller gets an error response.
+        let handled = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+            conn.handler.handle(req, &conn.info)
+        })) {
+            Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+            Err(panic) => Err(panic),
+        };
         let mut resp = match handled {
             Ok(Some(resp)) if two_way => resp,
             Ok(Some(_)) => return debug!(id, "response to a one-way request dropped"),
@@ -264,11 +285,11 @@ impl Call {
                     return;
                 }
                 let text = format!("Unexpected error in server handler: {msg}");
-                Response::new(id, ser, Status::SERVER_ERROR, (self.error_body)(ser, &text))
+                Response::new(id, ser, Status::SERVER_ERROR, (conn.error_body)(ser, &text))
             }
         };
         resp.id = id;
-        if let Some(max) = self.max_payload {
+        if let Some(max) = conn.max_payload {
             if resp.body.len() > max {
                 let len = resp.body.len();
                 warn!(
@@ -276,11 +297,19 @@ impl Call {
                     len, max, "response exceeds payload limit, sending status 25"
                 );
                 let text = format!("Data length too large: {len}, max payload: {max}");
-                let body = (self.error_body)(resp.serialization, &text);
+                let body = (conn.error_body)(resp.serialization, &text);
                 resp = Response::new(id, resp.serialization, Status::SERIALIZATION_ERROR, body);
             }
         }
-        let _ = self.tx.send(Outgoing::response(resp)).await;
+        // Queue at once when there is room; waiting for room is boxed so every
+        // request's task stays small.
+        if let Err(mpsc::error::TrySendError::Full(frame)) =
+            conn.tx.try_send(Outgoing::response(resp))
+        {
+            let queued: Pin<Box<dyn Future<Output = _> + Send + '_>> =
+                Box::pin(conn.tx.send(frame));
+            let _ = queued.await;
+        }
     }
 }
 
