@@ -71,6 +71,23 @@ async fn push_with_20000_providers() {
     }
     println!("created {N} provider nodes in {:?}", start.elapsed());
 
+    // ZooKeeper lists children in the iteration order of a Java HashSet: the child
+    // cache relies on that order staying put when one child comes or goes (for speed
+    // only: any order gives the right lists).
+    let before = zk.list_children(&dir).await.unwrap();
+    let extra = format!("{dir}/{}", paths::node_name(&provider(N + 100)));
+    zk.create(&extra, &[], &persistent).await.unwrap();
+    let mut after = zk.list_children(&dir).await.unwrap();
+    zk.delete(&extra, None).await.unwrap();
+    let at = after.iter().position(|c| extra.ends_with(c.as_str()));
+    if let Some(at) = at {
+        after.remove(at);
+    }
+    println!(
+        "order of {N} children with one added (at {at:?}), then taken out again: {}",
+        if after == before { "kept" } else { "changed" }
+    );
+
     let registry = ZookeeperRegistry::connect(server.registry_url("timeout=20000&notify.delay=0"))
         .await
         .unwrap();
