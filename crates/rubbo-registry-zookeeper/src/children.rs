@@ -448,11 +448,13 @@ impl Hasher for IdHasher {
 /// check are two different pairings of the eight states, so for two different names
 /// both match with a probability of about 2^-96.
 ///
-/// Why this shape: a name list is 20 MB or more that no cache holds, so the hash runs
-/// at the speed memory is read, which depends on how many cache lines are requested
-/// at once. Loading a whole 256-byte block (four lines) before folding it keeps more
-/// lines in flight than folding each word as it is read: a 20,000-name list hashes in
-/// about half the time of the four-lane, 32-byte-block loop this replaced.
+/// Why this shape: a list of 20,000 names of 1 KB is more than the caches hold, so the
+/// hash runs at the speed memory is read, which depends on how many cache lines are
+/// requested at once. Loading a whole 256-byte block (four lines) before folding it
+/// keeps more lines in flight than folding each word as it is read. In `push_scale`
+/// (23 MB of names) it takes 1.2-1.5 ms, where the four-lane, 32-byte-block loop it
+/// replaced took 1.8-2.3 ms and merely adding up the words takes 1.1 ms. (XXH3-128 with
+/// AVX2 was slower here: 2.7 ms against 1.4 ms in a probe with cold names.)
 #[derive(Clone, Copy)]
 struct NameHash {
     seeds: [u64; LANES],
