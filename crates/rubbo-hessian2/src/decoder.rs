@@ -575,6 +575,44 @@ impl<'de> Decoder<'de> {
         self.string_body(tag)
     }
 
+    /// Reads a string that is plain ASCII in one chunk (the usual form of names and
+    /// keys) and returns its bytes, which are then also valid UTF-8. Returns `None`,
+    /// consuming nothing, for anything else (a string in another form, another
+    /// value, or the end of the input): read that with [`read_str`](Self::read_str).
+    ///
+    /// Cheaper than `read_str` where the caller compares or hashes the bytes and
+    /// needs no `&str`.
+    ///
+    /// ```
+    /// use rubbo_hessian2::Decoder;
+    /// let mut d = Decoder::new(b"\x04echo\x02h\xc3\xa9");
+    /// assert_eq!(d.read_ascii(), Some(&b"echo"[..]));
+    /// assert_eq!(d.read_ascii(), None, "not ASCII");
+    /// assert_eq!(d.read_str().unwrap(), "hé");
+    /// ```
+    pub fn read_ascii(&mut self) -> Option<&'de [u8]> {
+        if self.replay > 0 {
+            return None;
+        }
+        let at = self.pos;
+        let &tag = self.input.get(at)?;
+        let (len, head) = match tag {
+            0x00..=0x1f => (usize::from(tag), 1),
+            0x30..=0x33 => (
+                (usize::from(tag - 0x30) << 8) | usize::from(*self.input.get(at + 1)?),
+                2,
+            ),
+            _ => return None,
+        };
+        // In ASCII the length in UTF-16 units is the length in bytes.
+        let bytes = self.input.get(at + head..at + head + len)?;
+        if !bytes.is_ascii() {
+            return None;
+        }
+        self.pos = at + head + len;
+        Some(bytes)
+    }
+
     /// Length (in UTF-16 units) and finality of a string chunk whose tag was read.
     fn string_chunk_len(&mut self, tag: u8) -> Result<(usize, bool)> {
         Ok(match tag {

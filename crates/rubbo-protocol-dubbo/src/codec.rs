@@ -75,6 +75,73 @@ pub struct RequestMeta<'a> {
     pub application: Option<&'a str>,
     /// Provider token, if any.
     pub token: Option<&'a str>,
+    /// The same fields encoded once ([`EncodedMeta::new`]), for a consumer that sends
+    /// many requests with them: encoding then copies them instead.
+    pub encoded: Option<&'a EncodedMeta>,
+}
+
+/// The parts of a request that stay the same for every call of one consumer
+/// reference, encoded once: the dubbo version, path and service version that open the
+/// body, and the `path`, `version`, `interface`, `group`, `remote.application` and
+/// `token` attachments (`timeout` varies by method and is written per call).
+#[derive(Debug, Clone)]
+pub struct EncodedMeta {
+    head: Bytes,
+    attachments: Bytes,
+}
+
+/// The attachment keys [`EncodedMeta`] holds.
+const ENCODED_KEYS: [&str; 6] = [
+    "path",
+    "version",
+    "interface",
+    "group",
+    "remote.application",
+    "token",
+];
+
+impl EncodedMeta {
+    /// Encodes the per-reference parts of `meta` (its `timeout_ms` and `encoded`
+    /// are not used).
+    pub fn new(meta: &RequestMeta<'_>) -> Result<Self, CodecError> {
+        let mut head = BytesMut::new();
+        let mut enc = Encoder::new(&mut head);
+        enc.write_string(DUBBO_VERSION)?;
+        enc.write_string(meta.interface.unwrap_or(meta.path))?;
+        enc.write_string(
+            meta.version
+                .unwrap_or(rubbo_common::keys::defaults::VERSION),
+        )?;
+        let mut attachments = BytesMut::new();
+        let mut enc = Encoder::new(&mut attachments);
+        for (k, v) in ENCODED_KEYS.iter().zip(meta.attachment_values()) {
+            if let Some(v) = v {
+                enc.write_string(k)?;
+                enc.write_string(v)?;
+            }
+        }
+        Ok(EncodedMeta {
+            head: head.freeze(),
+            attachments: attachments.freeze(),
+        })
+    }
+}
+
+impl<'a> RequestMeta<'a> {
+    /// The values of [`ENCODED_KEYS`], in order.
+    fn attachment_values(&self) -> [Option<&'a str>; 6] {
+        [
+            Some(self.path),
+            Some(
+                self.version
+                    .unwrap_or(rubbo_common::keys::defaults::VERSION),
+            ),
+            self.interface,
+            self.group,
+            self.application,
+            self.token,
+        ]
+    }
 }
 
 /// Formats `v` in decimal into `buf` without allocating.
@@ -97,6 +164,17 @@ fn write_attachments<B: rubbo_hessian2::Output>(
     extra: &Attachments,
 ) -> Result<(), CodecError> {
     enc.write_map_start(None)?;
+    write_attachment_entries(enc, fixed, extra)?;
+    enc.write_end()?;
+    Ok(())
+}
+
+/// The entries of an attachment map: `fixed` unless `extra` has the key, then `extra`.
+fn write_attachment_entries<B: rubbo_hessian2::Output>(
+    enc: &mut Encoder<B>,
+    fixed: &[(&str, Option<&str>)],
+    extra: &Attachments,
+) -> Result<(), CodecError> {
     for (k, v) in fixed {
         if let Some(v) = v {
             if !extra.contains_key(*k) {
@@ -109,7 +187,6 @@ fn write_attachments<B: rubbo_hessian2::Output>(
         enc.write_string(k)?;
         enc.write_value(v)?;
     }
-    enc.write_end()?;
     Ok(())
 }
 
@@ -121,12 +198,17 @@ pub fn encode_request(
     out: &mut BytesMut,
 ) -> Result<(), CodecError> {
     let mut enc = Encoder::new(out);
-    let version = meta
-        .version
-        .unwrap_or(rubbo_common::keys::defaults::VERSION);
-    enc.write_string(DUBBO_VERSION)?;
-    enc.write_string(meta.interface.unwrap_or(meta.path))?;
-    enc.write_string(version)?;
+    match meta.encoded {
+        Some(e) => enc.get_mut().put_slice(&e.head),
+        None => {
+            enc.write_string(DUBBO_VERSION)?;
+            enc.write_string(meta.interface.unwrap_or(meta.path))?;
+            enc.write_string(
+                meta.version
+                    .unwrap_or(rubbo_common::keys::defaults::VERSION),
+            )?;
+        }
+    }
     enc.write_string(inv.method())?;
     enc.write_string(inv.parameter_types())?;
     match inv.arguments() {
@@ -148,16 +230,31 @@ pub fn encode_request(
     }
     let mut digits = [0u8; 20];
     let timeout = format_u64(meta.timeout_ms, &mut digits);
-    let fixed: [(&str, Option<&str>); 7] = [
-        ("path", Some(meta.path)),
-        ("version", Some(version)),
-        ("timeout", Some(timeout)),
-        ("interface", meta.interface),
-        ("group", meta.group),
-        ("remote.application", meta.application),
-        ("token", meta.token),
-    ];
-    write_attachments(&mut enc, &fixed, inv.attachments())
+    let extra = inv.attachments();
+    match meta.encoded {
+        // The call's own attachments replace none of the encoded ones.
+        Some(e) if extra.is_empty() || !ENCODED_KEYS.iter().any(|k| extra.contains_key(*k)) => {
+            enc.write_map_start(None)?;
+            enc.get_mut().put_slice(&e.attachments);
+            let fixed = [("timeout", Some(timeout))];
+            write_attachment_entries(&mut enc, &fixed, extra)?;
+            enc.write_end()?;
+            Ok(())
+        }
+        _ => {
+            let [path, version, interface, group, application, token] = meta.attachment_values();
+            let fixed: [(&str, Option<&str>); 7] = [
+                ("path", path),
+                ("version", version),
+                ("timeout", Some(timeout)),
+                ("interface", interface),
+                ("group", group),
+                ("remote.application", application),
+                ("token", token),
+            ];
+            write_attachments(&mut enc, &fixed, extra)
+        }
+    }
 }
 
 /// A decoded request body; the arguments are still encoded.
@@ -243,26 +340,33 @@ fn decode_request_with(
         return Err(CodecError::Serialization(serialization));
     }
     let mut d = Decoder::new(body);
-    let dubbo_version = d.read_str()?;
-    let dubbo_version: Cow<'static, str> = if dubbo_version == DUBBO_VERSION {
-        Cow::Borrowed(DUBBO_VERSION)
-    } else {
-        Cow::Owned(dubbo_version.into_owned())
+    let dubbo_version: Cow<'static, str> = match d.read_ascii() {
+        Some(v) if v == DUBBO_VERSION.as_bytes() => Cow::Borrowed(DUBBO_VERSION),
+        Some(v) => Cow::Owned(String::from_utf8_lossy(v).into_owned()),
+        None => Cow::Owned(d.read_str()?.into_owned()),
     };
+    // The four names are looked up by their encoded bytes: skipped here, decoded only
+    // when the cache has not seen them.
     let names_start = d.position();
-    let path = d.read_str()?;
-    let version = if d.read_null()? {
-        Cow::Borrowed("")
-    } else {
-        d.read_str()?
-    };
-    let method = d.read_str()?;
-    let parameter_types = if d.read_null()? {
-        Cow::Borrowed("")
-    } else {
-        d.read_str()?
-    };
+    for _ in 0..4 {
+        if d.read_ascii().is_none() {
+            d.skip_value()?;
+        }
+    }
     let names = names::lookup(&body[names_start..d.position()], || {
+        let mut n = Decoder::new(&body[names_start..d.position()]);
+        let path = n.read_str()?;
+        let version = if n.read_null()? {
+            Cow::Borrowed("")
+        } else {
+            n.read_str()?
+        };
+        let method = n.read_str()?;
+        let parameter_types = if n.read_null()? {
+            Cow::Borrowed("")
+        } else {
+            n.read_str()?
+        };
         let count = descriptor::count(&parameter_types)
             .ok_or_else(|| CodecError::BadDescriptor(parameter_types.to_string()))?;
         Ok::<_, CodecError>(Names {
@@ -288,7 +392,7 @@ fn decode_request_with(
     let (routing, attachments) = if d.is_empty() {
         (Routing::default(), Attachments::new())
     } else {
-        let raw: RawAttachments<'_> = d.read()?;
+        let raw = RawAttachments::read(&mut d)?;
         raw.split(&path, &version, keep_all)?
     };
     Ok(DecodedRequest {
@@ -347,8 +451,50 @@ impl<'de> Deserialize<'de> for Str<'de> {
 /// in [`ROUTING_KEYS`]; a repeated key keeps its last value), others owned.
 #[derive(Default)]
 struct RawAttachments<'de> {
-    known: [Option<Cow<'de, str>>; ROUTING_KEYS.len()],
+    known: [Option<AttStr<'de>>; ROUTING_KEYS.len()],
     other: Attachments,
+}
+
+/// A routing attachment's value as read: plain ASCII bytes straight from the frame
+/// (compared and parsed as bytes, so the usual values are never validated as UTF-8
+/// nor copied), or text from the general path.
+#[derive(Debug, Clone, PartialEq)]
+enum AttStr<'de> {
+    Ascii(&'de [u8]),
+    Text(Cow<'de, str>),
+}
+
+impl<'de> AttStr<'de> {
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            AttStr::Ascii(b) => b,
+            AttStr::Text(t) => t.as_bytes(),
+        }
+    }
+
+    fn into_str(self) -> Cow<'de, str> {
+        match self {
+            // ASCII is UTF-8: the lossy conversion never replaces anything.
+            AttStr::Ascii(b) => String::from_utf8_lossy(b),
+            AttStr::Text(t) => t,
+        }
+    }
+
+    fn to_arc(&self) -> Arc<str> {
+        match self {
+            AttStr::Ascii(b) => Arc::from(&*String::from_utf8_lossy(b)),
+            AttStr::Text(t) => Arc::from(&**t),
+        }
+    }
+
+    /// The value as a count of milliseconds (surrounding blanks allowed).
+    fn to_ms(&self) -> Option<u64> {
+        let digits = self.as_bytes().trim_ascii();
+        if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        Some(digits.iter().fold(0, |n, d| n * 10 + u64::from(d - b'0')))
+    }
 }
 
 impl<'de> RawAttachments<'de> {
@@ -356,7 +502,7 @@ impl<'de> RawAttachments<'de> {
     fn known(
         self,
     ) -> (
-        impl Iterator<Item = (&'static str, Cow<'de, str>)>,
+        impl Iterator<Item = (&'static str, AttStr<'de>)>,
         Attachments,
     ) {
         let known = ROUTING_KEYS
@@ -386,7 +532,7 @@ impl<'de> Deserialize<'de> for RawAttachments<'de> {
                 while let Some(Str(k)) = map.next_key::<Str<'de>>()? {
                     if let Some(i) = ROUTING_KEYS.iter().position(|r| *r == k) {
                         let Str(v) = map.next_value::<Str<'de>>()?;
-                        out.known[i] = Some(v);
+                        out.known[i] = Some(AttStr::Text(v));
                     } else {
                         let v: Value = map.next_value()?;
                         out.other.insert(k.into_owned(), v);
@@ -397,6 +543,91 @@ impl<'de> Deserialize<'de> for RawAttachments<'de> {
         }
         d.deserialize_any(V)
     }
+}
+
+impl<'de> RawAttachments<'de> {
+    /// Reads the attachment map at the decoder's position.
+    ///
+    /// The usual map (untyped, string keys, scalar values) is read directly, without
+    /// serde's visitor layers; any other shape goes through the general
+    /// [`Deserialize`] path from the start of the map.
+    fn read(d: &mut Decoder<'de>) -> Result<Self, CodecError> {
+        match Self::read_plain(d.remaining()) {
+            Some(raw) => Ok(raw),
+            None => Ok(d.read()?),
+        }
+    }
+
+    /// `None` unless `input` starts with an untyped map of plain ASCII keys and
+    /// scalar values, routing values being plain ASCII too (scalars cannot hold
+    /// back-references or class definitions, so they read the same outside the map's
+    /// reference table).
+    fn read_plain(input: &'de [u8]) -> Option<Self> {
+        let (&tag, body) = input.split_first()?;
+        if tag != b'H' {
+            return None;
+        }
+        let mut out = RawAttachments::default();
+        let mut pos = 0;
+        loop {
+            let &next = body.get(pos)?;
+            if next == b'Z' {
+                return Some(out);
+            }
+            let (key, n) = ascii_str(&body[pos..])?;
+            pos += n;
+            let &vtag = body.get(pos)?;
+            if let Some(i) = ROUTING_KEYS.iter().position(|r| r.as_bytes() == key) {
+                // Anything but plain ASCII takes the general path, which converts it
+                // the way it always has.
+                let (value, n) = ascii_str(&body[pos..])?;
+                pos += n;
+                out.known[i] = Some(AttStr::Ascii(value));
+                continue;
+            }
+            let value = match ascii_str(&body[pos..]) {
+                Some((v, n)) => {
+                    pos += n;
+                    Value::String(String::from_utf8_lossy(v).into_owned())
+                }
+                None if is_container_tag(vtag) => return None,
+                None => {
+                    let mut d = Decoder::new(&body[pos..]);
+                    let v = d.read_value().ok()?;
+                    pos += d.position();
+                    v
+                }
+            };
+            out.other
+                .insert(String::from_utf8_lossy(key).into_owned(), value);
+        }
+    }
+}
+
+/// A string in one chunk of plain ASCII at the start of `input` (compact or
+/// two-byte length form): its bytes, and how many bytes it takes.
+fn ascii_str(input: &[u8]) -> Option<(&[u8], usize)> {
+    let (&tag, rest) = input.split_first()?;
+    let (len, head) = match tag {
+        0x00..=0x1f => (usize::from(tag), 1),
+        0x30..=0x33 => (
+            (usize::from(tag - 0x30) << 8) | usize::from(*rest.first()?),
+            2,
+        ),
+        _ => return None,
+    };
+    // For ASCII, the UTF-16 length is the byte length.
+    let bytes = input.get(head..head + len)?;
+    bytes.is_ascii().then_some((bytes, head + len))
+}
+
+/// Whether `tag` starts a value that takes part in the reference table or the class
+/// definitions: lists, maps, objects, references, class definitions.
+fn is_container_tag(tag: u8) -> bool {
+    matches!(
+        tag,
+        0x55..=0x58 | 0x70..=0x7f | b'H' | b'M' | b'C' | b'O' | 0x60..=0x6f | b'Q'
+    )
 }
 
 const ROUTING_KEYS: &[&str] = &[
@@ -420,15 +651,17 @@ impl RawAttachments<'_> {
         let (known, mut other) = self.known();
         for (k, v) in known {
             match k {
-                "path" if &*v != path => routing.path = Some(Arc::from(&*v)),
-                "version" if &*v != version => routing.version = Some(Arc::from(&*v)),
-                "group" if !v.is_empty() => routing.group = Some(Arc::from(&*v)),
-                "timeout" => routing.timeout_ms = v.trim().parse().ok(),
-                "token" => routing.token = Some(Arc::from(&*v)),
+                "path" if v.as_bytes() != path.as_bytes() => routing.path = Some(v.to_arc()),
+                "version" if v.as_bytes() != version.as_bytes() => {
+                    routing.version = Some(v.to_arc());
+                }
+                "group" if !v.as_bytes().is_empty() => routing.group = Some(v.to_arc()),
+                "timeout" => routing.timeout_ms = v.to_ms(),
+                "token" => routing.token = Some(v.to_arc()),
                 _ => {}
             }
             if keep_all {
-                other.insert(k.to_owned(), Value::String(v.into_owned()));
+                other.insert(k.to_owned(), Value::String(v.into_str().into_owned()));
             }
         }
         Ok((routing, other))
@@ -438,12 +671,19 @@ impl RawAttachments<'_> {
 /// Whether a consumer speaking `dubbo_version` reads response attachments (Java's
 /// `Version.isSupportResponseAttachment`: 2.0.2 up to 2.0.99).
 pub fn supports_response_attachments(dubbo_version: &str) -> bool {
+    if dubbo_version == DUBBO_VERSION {
+        // What every Dubbo 2.7+ and 3.x consumer sends: no need to parse it.
+        return true;
+    }
     let mut parts = dubbo_version.split('.').map(|p| p.trim().parse::<u32>());
     matches!(
         (parts.next(), parts.next(), parts.next()),
         (Some(Ok(2)), Some(Ok(0)), Some(Ok(2..=99)))
     )
 }
+
+/// The response attachment `dubbo` = `2.0.2`, encoded (two compact strings).
+const DUBBO_ATTACHMENT: &[u8] = b"\x05dubbo\x052.0.2";
 
 /// Encodes an OK response body for `result`. Attachments (plus `dubbo=2.0.2`) are
 /// written only when the consumer supports them.
@@ -487,7 +727,11 @@ pub fn encode_response(
             }
         }
     }
-    if with_attachments {
+    if with_attachments && result.attachments().is_empty() {
+        enc.write_map_start(None)?;
+        enc.get_mut().put_slice(DUBBO_ATTACHMENT);
+        enc.write_end()?;
+    } else if with_attachments {
         write_attachments(
             &mut enc,
             &[("dubbo", Some(DUBBO_VERSION))],
@@ -575,11 +819,11 @@ pub fn decode_response(serialization: u8, body: &Bytes) -> Result<RpcResult, Cod
     };
     let attachments = if has_attachments {
         // The provider's `dubbo=2.0.2` is protocol bookkeeping, not for the caller.
-        let raw: RawAttachments<'_> = d.read()?;
+        let raw = RawAttachments::read(&mut d)?;
         let (known, mut out) = raw.known();
         for (k, v) in known {
             if k != "dubbo" {
-                out.insert(k.to_owned(), Value::String(v.into_owned()));
+                out.insert(k.to_owned(), Value::String(v.into_str().into_owned()));
             }
         }
         out

@@ -237,3 +237,156 @@ fn malformed_bodies_are_errors_not_panics() {
     assert!(!supports_response_attachments("2.0.1"));
     assert!(!supports_response_attachments("3.0.0"));
 }
+
+/// An attachment map written the way a Java consumer writes one.
+fn attachment_map(entries: &[(&str, Value)], typed: Option<&str>) -> Vec<u8> {
+    let mut out = BytesMut::new();
+    let mut enc = Encoder::new(&mut out);
+    enc.write_map_start(typed).unwrap();
+    for (k, v) in entries {
+        enc.write_string(k).unwrap();
+        enc.write_value(v).unwrap();
+    }
+    enc.write_end().unwrap();
+    out.to_vec()
+}
+
+/// What the general (serde) reader makes of `bytes`.
+fn via_serde(bytes: &[u8]) -> (Vec<Option<String>>, Attachments) {
+    let raw: RawAttachments<'_> = Decoder::new(bytes).read().unwrap();
+    (known_strings(&raw), raw.other)
+}
+
+fn known_strings(raw: &RawAttachments<'_>) -> Vec<Option<String>> {
+    raw.known
+        .iter()
+        .map(|v| v.clone().map(|v| v.into_str().into_owned()))
+        .collect()
+}
+
+#[test]
+fn plain_attachment_maps_read_directly_the_same_as_through_serde() {
+    let s = |v: &str| Value::String(v.to_owned());
+    let plain = attachment_map(
+        &[
+            ("path", s("org.S")),
+            ("timeout", s("3000")),
+            ("trace-id", s("abc")),
+            ("count", Value::Int(7)),
+            ("big", Value::Long(1 << 40)),
+            ("flag", Value::Bool(true)),
+            ("nothing", Value::Null),
+            ("path", s("org.Last")),
+        ],
+        None,
+    );
+    let direct = RawAttachments::read_plain(&plain).expect("a plain map");
+    let serde = via_serde(&plain);
+    assert_eq!((known_strings(&direct), direct.other.clone()), serde);
+    assert_eq!(
+        direct.known[0],
+        Some(AttStr::Ascii(b"org.Last")),
+        "a repeated key keeps its last value"
+    );
+    assert!(
+        matches!(&direct.known[4], Some(v) if v.to_ms() == Some(3000)),
+        "the timeout parses from the bytes"
+    );
+    assert_eq!(direct.other.get("count"), Some(&Value::Int(7)));
+
+    // Shapes the direct reader leaves to serde: a container value (it would take a
+    // slot in the reference table), a routing key with a non-string value, a typed map.
+    let nested = attachment_map(
+        &[
+            ("trace-id", s("abc")),
+            (
+                "list",
+                Value::List(rubbo_hessian2::List {
+                    type_name: None,
+                    items: vec![s("a"), s("b")],
+                }),
+            ),
+            ("timeout", s("5")),
+        ],
+        None,
+    );
+    let int_timeout = attachment_map(&[("timeout", Value::Int(250))], None);
+    let typed = attachment_map(&[("k", s("v"))], Some("java.util.HashMap"));
+    for bytes in [&nested, &int_timeout, &typed] {
+        assert!(RawAttachments::read_plain(bytes).is_none());
+        let mut d = Decoder::new(bytes);
+        let read = RawAttachments::read(&mut d).unwrap();
+        assert_eq!((known_strings(&read), read.other), via_serde(bytes));
+    }
+    let mut d = Decoder::new(&int_timeout);
+    let read = RawAttachments::read(&mut d).unwrap();
+    assert!(
+        matches!(&read.known[4], Some(v) if v.to_ms() == Some(250)),
+        "an int timeout reads as its digits"
+    );
+    // Truncated maps are errors, not panics, on either path.
+    for cut in 0..plain.len() {
+        assert!(RawAttachments::read(&mut Decoder::new(&plain[..cut])).is_err());
+    }
+}
+
+#[test]
+fn requests_encoded_with_the_cached_meta_read_the_same() {
+    let meta = RequestMeta {
+        path: "org.rubbo.interop.InteropService",
+        version: Some("1.0.0"),
+        group: Some("g1"),
+        interface: Some("org.rubbo.interop.InteropService"),
+        timeout_ms: 1500,
+        application: Some("interop-consumer"),
+        token: Some("secret"),
+        encoded: None,
+    };
+    let cached = EncodedMeta::new(&meta).unwrap();
+    let with_cache = RequestMeta {
+        encoded: Some(&cached),
+        ..meta.clone()
+    };
+    let base = Invocation::new("org.rubbo.interop.InteropService", "echo")
+        .with_parameter_types("Ljava/lang/String;")
+        .with_arguments(rubbo_common::Arguments::typed(1, ("hi",)));
+    let calls = [
+        base.clone(),
+        base.clone().with_attachment("trace-id", "t-1"),
+        // The call's own value of an encoded key wins, as without the cache.
+        base.clone().with_attachment("group", "g2"),
+    ];
+    for inv in calls {
+        let encode = |m: &RequestMeta<'_>| {
+            let mut out = BytesMut::new();
+            encode_request(&inv, m, &mut out).unwrap();
+            decode_request_full(2, &out.freeze()).unwrap()
+        };
+        let (plain, fast) = (encode(&meta), encode(&with_cache));
+        assert_eq!(
+            (
+                &plain.dubbo_version,
+                &plain.path,
+                &plain.version,
+                &plain.method
+            ),
+            (&fast.dubbo_version, &fast.path, &fast.version, &fast.method)
+        );
+        assert_eq!(plain.attachments, fast.attachments);
+        assert_eq!(fast.attachment("timeout"), Some("1500"));
+        assert_eq!(
+            fast.arguments.decode::<(String,)>().unwrap().0,
+            "hi",
+            "the arguments follow the cached head"
+        );
+    }
+}
+
+#[test]
+fn the_encoded_dubbo_attachment_is_what_the_encoder_writes() {
+    let mut out = BytesMut::new();
+    let mut enc = Encoder::new(&mut out);
+    enc.write_string("dubbo").unwrap();
+    enc.write_string(DUBBO_VERSION).unwrap();
+    assert_eq!(&out[..], DUBBO_ATTACHMENT);
+}

@@ -9,7 +9,7 @@ use rubbo_remoting::Clients;
 use tracing::{Instrument, debug};
 
 use crate::body;
-use crate::codec::{self, RequestMeta};
+use crate::codec::{self, EncodedMeta, RequestMeta};
 use crate::status::{error_for_remoting, error_for_status};
 
 /// Calls one provider at [`url()`](Invoker::url) over the dubbo protocol.
@@ -35,6 +35,8 @@ struct Inner {
     destroyed: AtomicBool,
     /// The size of the last request body, the capacity hint for the next one.
     last_request_len: AtomicUsize,
+    /// What every request of this invoker repeats, encoded once.
+    encoded: Option<EncodedMeta>,
 }
 
 impl DubboInvoker {
@@ -45,21 +47,41 @@ impl DubboInvoker {
             .or_else(|| url.service_interface())
             .unwrap_or_default()
             .to_owned();
+        let mut inner = Inner {
+            interface: owned(url.get_param(keys::INTERFACE_KEY)),
+            version: owned(url.version()),
+            group: owned(url.group()),
+            application: owned(url.get_param(keys::APPLICATION_KEY)),
+            token: owned(url.get_param(keys::TOKEN_KEY)).filter(|t| t != "false"),
+            payload: url.param::<keys::Payload>(),
+            path,
+            clients,
+            exclusive,
+            url,
+            destroyed: AtomicBool::new(false),
+            last_request_len: AtomicUsize::new(128),
+            encoded: None,
+        };
+        // Strings always encode; on the impossible failure calls encode it all.
+        inner.encoded = EncodedMeta::new(&inner.meta(0)).ok();
         DubboInvoker {
-            inner: Arc::new(Inner {
-                interface: owned(url.get_param(keys::INTERFACE_KEY)),
-                version: owned(url.version()),
-                group: owned(url.group()),
-                application: owned(url.get_param(keys::APPLICATION_KEY)),
-                token: owned(url.get_param(keys::TOKEN_KEY)).filter(|t| t != "false"),
-                payload: url.param::<keys::Payload>(),
-                path,
-                clients,
-                exclusive,
-                url,
-                destroyed: AtomicBool::new(false),
-                last_request_len: AtomicUsize::new(128),
-            }),
+            inner: Arc::new(inner),
+        }
+    }
+}
+
+impl Inner {
+    /// What every request of this invoker carries, with `timeout_ms`.
+    fn meta(&self, timeout_ms: u64) -> RequestMeta<'_> {
+        RequestMeta {
+            path: &self.path,
+            version: self.version.as_deref(),
+            group: self.group.as_deref(),
+            interface: self.interface.as_deref(),
+            timeout_ms,
+            application: self.application.as_deref(),
+            token: self.token.as_deref(),
+            encoded: self.encoded.as_ref(),
         }
     }
 }
@@ -84,15 +106,7 @@ impl DubboInvoker {
             .map(std::time::Duration::from_millis)
             .unwrap_or_else(|| inner.url.method_param::<Timeout>(method));
         let oneway = !inner.url.get_method_bool(method, "return", true);
-        let meta = RequestMeta {
-            path: &inner.path,
-            version: inner.version.as_deref(),
-            group: inner.group.as_deref(),
-            interface: inner.interface.as_deref(),
-            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-            application: inner.application.as_deref(),
-            token: inner.token.as_deref(),
-        };
+        let meta = inner.meta(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
         let hint = inner
             .last_request_len
             .load(Ordering::Relaxed)
@@ -138,8 +152,8 @@ impl Invoker for DubboInvoker {
             Ok(p) => p,
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
-        let inner = self.inner.clone();
         if oneway {
+            let inner = self.inner.clone();
             let call = async move {
                 inner
                     .clients
@@ -154,12 +168,10 @@ impl Invoker for DubboInvoker {
                 Box::pin(call.instrument(span))
             };
         }
+        // The request's future holds its connection, not this invoker.
+        let request = self.inner.clients.request(body, HESSIAN2, timeout);
         let call = async move {
-            let resp = inner
-                .clients
-                .request(body, HESSIAN2, timeout)
-                .await
-                .map_err(error_for_remoting)?;
+            let resp = request.await.map_err(error_for_remoting)?;
             if !resp.status.is_ok() {
                 let text = codec::decode_error_text(resp.serialization, &resp.body);
                 debug!(status = resp.status.as_u8(), error = %text, "error response");

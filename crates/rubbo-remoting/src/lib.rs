@@ -14,6 +14,7 @@ mod error;
 mod id;
 mod idle;
 mod server;
+mod span;
 mod writer;
 
 pub use client::{Clients, ConnectionPool, ExchangeClient};

@@ -12,15 +12,16 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::{Instant, timeout, timeout_at};
+use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
-use tracing::{Instrument, debug, info, trace, warn};
+use tracing::{debug, info, trace, warn};
 
 use super::pending::Pending;
 use crate::codec::event::MAX_EVENT_BODY;
 use crate::config::max_payload;
 use crate::id::next_id;
 use crate::idle::{IdleTicker, READ_BUF, reserve_read};
+use crate::span::in_span;
 use crate::writer::{Outgoing, WriterStop, run_writer};
 use crate::{ClientConfig, Decoded, Decoder, RemotingError, Request, Response, Status};
 
@@ -97,14 +98,22 @@ impl Connection {
             close: token,
             drain: None,
         };
-        tokio::spawn(run_writer(wr, rx, stop, Some(pending), None).instrument(span.clone()));
+        tokio::spawn(in_span(
+            span.clone(),
+            run_writer(wr, rx, stop, Some(pending.clone()), None),
+        ));
+        let sweeper = {
+            let (addr, token) = (addr.clone(), conn.token.clone());
+            async move { pending.run_timeouts(&addr, &token).await }
+        };
+        tokio::spawn(in_span(span.clone(), sweeper));
         let reader = ReadConfig {
             heartbeat: config.heartbeat,
             heartbeat_timeout: config.heartbeat_timeout,
             payload: config.payload,
             error_body: config.error_body,
         };
-        tokio::spawn(read_loop(conn.clone(), rd, reader).instrument(span));
+        tokio::spawn(in_span(span, read_loop(conn.clone(), rd, reader)));
         debug!(peer = %addr, local = %local_addr, "connected");
         Ok(conn)
     }
@@ -152,7 +161,6 @@ impl Connection {
         timeout: Duration,
     ) -> Result<Response, RemotingError> {
         self.check_payload(body.len())?;
-        let deadline = Instant::now() + timeout;
         let id = next_id();
         let timed_out = |sent| RemotingError::Timeout {
             addr: self.addr.to_string(),
@@ -160,8 +168,9 @@ impl Connection {
             timeout,
             sent,
         };
-        let (tx, mut rx) = oneshot::channel();
-        self.pending.insert(id, tx);
+        let (tx, rx) = oneshot::channel();
+        // The connection's sweeper fails the call at its deadline.
+        self.pending.insert(id, tx, timeout);
         let mut guard = PendingGuard {
             pending: &self.pending,
             id,
@@ -179,7 +188,7 @@ impl Connection {
             Err(mpsc::error::TrySendError::Closed(_)) => return Err(self.inactive(id)),
             Err(mpsc::error::TrySendError::Full(frame)) => {
                 let queued: Pin<Box<dyn Future<Output = _> + Send + '_>> =
-                    Box::pin(timeout_at(deadline, self.tx.send(frame)));
+                    Box::pin(tokio::time::timeout(timeout, self.tx.send(frame)));
                 match queued.await {
                     Ok(Ok(())) => {}
                     Ok(Err(_)) => return Err(self.inactive(id)),
@@ -187,18 +196,7 @@ impl Connection {
                 }
             }
         }
-        let reply = match timeout_at(deadline, &mut rx).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => Err(self.inactive(id)),
-            Err(_) => match self.pending.remove(id) {
-                Some(entry) => {
-                    debug!(id, sent = entry.sent, "request timed out");
-                    Err(timed_out(entry.sent))
-                }
-                // completed while the timer fired
-                None => rx.try_recv().unwrap_or_else(|_| Err(self.inactive(id))),
-            },
-        };
+        let reply = rx.await.unwrap_or_else(|_| Err(self.inactive(id)));
         guard.armed = false;
         reply
     }

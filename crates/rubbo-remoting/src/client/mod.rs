@@ -5,13 +5,14 @@ pub(crate) mod pending;
 mod pool;
 
 use std::fmt;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use arc_swap::ArcSwapOption;
 use bytes::Bytes;
-use parking_lot::RwLock;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -70,13 +71,17 @@ pub(crate) struct Inner {
 struct Shared {
     addr: Arc<str>,
     config: ClientConfig,
-    current: RwLock<Option<Arc<Connection>>>,
+    /// Read by every call: an `ArcSwap` costs a reader no write to a shared line,
+    /// where a lock would.
+    current: ArcSwapOption<Connection>,
     token: CancellationToken,
     /// Set by [`close`](ExchangeClient::close): the token says the same, but reading
     /// it takes a lock, and every call checks this.
     closed: AtomicBool,
     /// `true` once the first connect attempt finished (at once for `connect`).
     first_attempt: watch::Sender<bool>,
+    /// What `first_attempt` holds, read by every call without the channel's lock.
+    first_done: AtomicBool,
 }
 
 impl ExchangeClient {
@@ -116,10 +121,11 @@ impl ExchangeClient {
         let shared = Arc::new(Shared {
             addr: addr.clone(),
             config,
-            current: RwLock::new(conn.clone()),
+            current: ArcSwapOption::new(conn.clone()),
             token: token.clone(),
             closed: AtomicBool::new(false),
             first_attempt: watch::Sender::new(conn.is_some()),
+            first_done: AtomicBool::new(conn.is_some()),
         });
         let span = tracing::debug_span!("client", peer = %addr);
         tokio::spawn(supervise(shared.clone(), conn).instrument(span));
@@ -137,19 +143,29 @@ impl ExchangeClient {
     /// local status-90 response. Errors: [`RemotingError::Timeout`] (its `sent`
     /// field tells "not sent" from "sent, no reply"), network errors (see the type
     /// docs), [`RemotingError::PayloadTooLarge`] (nothing sent).
-    pub async fn request(
+    pub fn request(
         &self,
         body: Bytes,
         serialization: u8,
         timeout: Duration,
-    ) -> Result<Response, RemotingError> {
-        if !*self.inner.shared.first_attempt.borrow() {
-            // A lazy client before its first connect attempt finished: rare, so boxed
-            // to keep every call's future small.
-            return Box::pin(self.request_after_first_attempt(body, serialization, timeout)).await;
+    ) -> impl Future<Output = Result<Response, RemotingError>> + Send + 'static {
+        // The connection is taken now: the call's future then holds it alone (one
+        // reference count), not this client.
+        let start = if self.inner.shared.first_done.load(Ordering::Acquire) {
+            Start::Now(self.connection())
+        } else {
+            Start::AfterFirstAttempt(self.clone())
+        };
+        async move {
+            match start {
+                Start::Now(conn) => conn?.request(body, serialization, timeout).await,
+                // A lazy client before its first connect attempt finished: rare, so
+                // boxed to keep every call's future small.
+                Start::AfterFirstAttempt(client) => {
+                    Box::pin(client.request_after_first_attempt(body, serialization, timeout)).await
+                }
+            }
         }
-        let conn = self.connection()?;
-        conn.request(body, serialization, timeout).await
     }
 
     async fn request_after_first_attempt(
@@ -189,7 +205,7 @@ impl ExchangeClient {
     /// finished; `true` at once for every other client.
     async fn first_attempt_done(&self, limit: Duration) -> bool {
         let shared = &self.inner.shared;
-        if *shared.first_attempt.borrow() {
+        if shared.first_done.load(Ordering::Acquire) {
             return true;
         }
         let mut rx = shared.first_attempt.subscribe();
@@ -244,7 +260,7 @@ impl ExchangeClient {
     }
 
     fn current(&self) -> Option<Arc<Connection>> {
-        self.inner.shared.current.read().clone()
+        self.inner.shared.current.load_full()
     }
 
     fn connection(&self) -> Result<Arc<Connection>, RemotingError> {
@@ -254,7 +270,7 @@ impl ExchangeClient {
                 addr: shared.addr.to_string(),
             });
         }
-        match &*shared.current.read() {
+        match &*shared.current.load() {
             Some(c) if c.is_readonly() => Err(RemotingError::ReadOnly {
                 addr: shared.addr.to_string(),
             }),
@@ -283,6 +299,21 @@ impl fmt::Debug for Inner {
     }
 }
 
+/// How a call starts.
+enum Start {
+    /// On the current connection (or with the error of having none).
+    Now(Result<Arc<Connection>, RemotingError>),
+    /// After the first connect attempt of a lazy client.
+    AfterFirstAttempt(ExchangeClient),
+}
+
+impl Shared {
+    fn first_attempt_done(&self) {
+        self.first_done.store(true, Ordering::Release);
+        self.first_attempt.send_replace(true);
+    }
+}
+
 /// Watches the connection and replaces it when it is lost, until the client closes.
 async fn supervise(shared: Arc<Shared>, initial: Option<Arc<Connection>>) {
     let mut conn = match initial {
@@ -294,10 +325,10 @@ async fn supervise(shared: Arc<Shared>, initial: Option<Arc<Connection>>) {
             _ = shared.token.cancelled() => break,
             _ = c.closed() => {}
         }
-        *shared.current.write() = None;
+        shared.current.store(None);
         conn = reconnect(&shared, shared.config.reconnect_backoff).await;
     }
-    if let Some(c) = shared.current.write().take() {
+    if let Some(c) = shared.current.swap(None) {
         c.close();
     }
 }
@@ -320,12 +351,12 @@ async fn reconnect(shared: &Shared, first_delay: Duration) -> Option<Arc<Connect
         match attempt {
             Ok(c) => {
                 info!(peer = %shared.addr, "connected");
-                *shared.current.write() = Some(c.clone());
-                shared.first_attempt.send_replace(true);
+                shared.current.store(Some(c.clone()));
+                shared.first_attempt_done();
                 return Some(c);
             }
             Err(e) => {
-                shared.first_attempt.send_replace(true);
+                shared.first_attempt_done();
                 debug!(error = %e, next_ms = backoff.as_millis() as u64, "connect failed");
                 delay = backoff;
                 backoff = (backoff * 2).min(shared.config.reconnect_backoff_max);

@@ -1,11 +1,22 @@
-//! The pending-request map: request id -> waiting caller, sharded to keep locks short.
+//! The pending-request map: request id -> waiting caller, sharded to keep locks short,
+//! and the calls' timeouts.
+//!
+//! A call does not arm a timer of its own: its entry carries its deadline, and one
+//! sweeper per connection ([`Pending::run_timeouts`]) sleeps until the earliest
+//! deadline, fails the calls whose deadline passed and sleeps again. Per call that is
+//! one atomic `fetch_min` instead of a timer-wheel entry registered and cleared under
+//! the timer's locks (Java's `DefaultFuture` likewise shares one wheel timer).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::debug;
 
 use crate::{RemotingError, Response};
 
@@ -18,6 +29,10 @@ pub(crate) struct Entry {
     pub(crate) tx: oneshot::Sender<Reply>,
     /// The writer wrote the request to the socket.
     pub(crate) sent: bool,
+    /// When the call times out, in ms since [`Pending::epoch`].
+    deadline: u64,
+    /// The call's timeout, for its error.
+    timeout: Duration,
 }
 
 /// Multiplicative hash of an id (ids are sequential).
@@ -38,25 +53,83 @@ impl Hasher for IdHasher {
     }
 }
 
+/// `earliest` when nothing is pending.
+const NO_DEADLINE: u64 = u64::MAX;
+
+/// `d` in whole milliseconds, rounded up (a call never times out early).
+fn ceil_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
+}
+
 fn shard_of(id: i64) -> usize {
     (id as u64 as usize) % SHARDS
 }
 
-type Shard = Mutex<HashMap<i64, Entry, BuildHasherDefault<IdHasher>>>;
+type Map = HashMap<i64, Entry, BuildHasherDefault<IdHasher>>;
+
+/// One shard: its own cache lines (consecutive ids go to neighbouring shards, often
+/// from different threads), and its entry count beside its lock, so counting costs
+/// no write to a line every call shares.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Shard {
+    map: Mutex<Map>,
+    /// `map.len()`, written under the lock, read without it.
+    len: AtomicUsize,
+}
+
+impl Shard {
+    fn lock(&self) -> ShardGuard<'_> {
+        ShardGuard {
+            map: self.map.lock(),
+            len: &self.len,
+        }
+    }
+}
+
+/// A locked shard; publishes the entry count when unlocked.
+struct ShardGuard<'a> {
+    map: parking_lot::MutexGuard<'a, Map>,
+    len: &'a AtomicUsize,
+}
+
+impl std::ops::Deref for ShardGuard<'_> {
+    type Target = Map;
+    fn deref(&self) -> &Map {
+        &self.map
+    }
+}
+
+impl std::ops::DerefMut for ShardGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Map {
+        &mut self.map
+    }
+}
+
+impl Drop for ShardGuard<'_> {
+    fn drop(&mut self) {
+        self.len.store(self.map.len(), Ordering::Relaxed);
+    }
+}
 
 #[derive(Debug)]
 pub(crate) struct Pending {
     shards: Box<[Shard]>,
-    /// Entries in all shards, kept beside them so [`len`](Pending::len) locks nothing
-    /// (the writer reads it once per batch).
-    len: AtomicUsize,
+    /// No entry's deadline is earlier than this (ms since `epoch`; `u64::MAX`: none
+    /// pending). May be earlier than every entry's: a completed call leaves it.
+    earliest: AtomicU64,
+    /// Wakes the sweeper when a deadline earlier than `earliest` arrives.
+    wake: Notify,
+    epoch: Instant,
 }
 
 impl Pending {
     pub(crate) fn new() -> Self {
         Pending {
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
-            len: AtomicUsize::new(0),
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            earliest: AtomicU64::new(NO_DEADLINE),
+            wake: Notify::new(),
+            epoch: Instant::now(),
         }
     }
 
@@ -64,26 +137,96 @@ impl Pending {
         &self.shards[shard_of(id)]
     }
 
-    pub(crate) fn insert(&self, id: i64, tx: oneshot::Sender<Reply>) {
-        // The count changes under the shard's lock, so it never goes below zero.
-        let mut shard = self.shard(id).lock();
-        if shard.insert(id, Entry { tx, sent: false }).is_none() {
-            self.len.fetch_add(1, Ordering::Relaxed);
+    /// Registers call `id`; [`run_timeouts`](Pending::run_timeouts) fails it with
+    /// [`RemotingError::Timeout`] once `timeout` has passed, unless it completed.
+    pub(crate) fn insert(&self, id: i64, tx: oneshot::Sender<Reply>, timeout: Duration) {
+        let deadline = self.ms_at(Instant::now()).saturating_add(ceil_ms(timeout));
+        let deadline = deadline.min(NO_DEADLINE - 1);
+        let entry = Entry {
+            tx,
+            sent: false,
+            deadline,
+            timeout,
+        };
+        self.shard(id).lock().insert(id, entry);
+        // Calls usually share one timeout, so a new deadline is rarely the earliest:
+        // then this reads a line no call writes, and the sweeper stays asleep.
+        if deadline < self.earliest.load(Ordering::Acquire)
+            && deadline < self.earliest.fetch_min(deadline, Ordering::AcqRel)
+        {
+            self.wake.notify_one();
+        }
+    }
+
+    fn ms_at(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.epoch).as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Fails the calls whose deadline passed until `stop` fires. `addr` names the
+    /// provider in the errors.
+    pub(crate) async fn run_timeouts(&self, addr: &str, stop: &CancellationToken) {
+        loop {
+            let earliest = self.earliest.load(Ordering::Acquire);
+            let woken = self.wake.notified();
+            if earliest == NO_DEADLINE {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = woken => continue,
+                }
+            }
+            let at = self.epoch + Duration::from_millis(earliest);
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = woken => continue,
+                _ = tokio::time::sleep_until(at) => {}
+            }
+            self.expire(self.ms_at(Instant::now()), addr);
+        }
+    }
+
+    /// Fails every call whose deadline is `now` (ms since `epoch`) or earlier.
+    fn expire(&self, now: u64, addr: &str) {
+        // Reset first: a call registered meanwhile lowers it again itself.
+        self.earliest.store(NO_DEADLINE, Ordering::Release);
+        let mut next = NO_DEADLINE;
+        let mut expired: Vec<(i64, Entry)> = Vec::new();
+        let mut due: Vec<i64> = Vec::new();
+        for shard in self.shards.iter() {
+            let mut shard = shard.lock();
+            due.clear();
+            due.extend(
+                shard
+                    .iter()
+                    .filter(|(_, e)| e.deadline <= now)
+                    .map(|(id, _)| *id),
+            );
+            expired.extend(due.iter().filter_map(|id| Some((*id, shard.remove(id)?))));
+            if let Some(min) = shard.values().map(|e| e.deadline).min() {
+                next = next.min(min);
+            }
+        }
+        self.earliest.fetch_min(next, Ordering::AcqRel);
+        for (id, e) in expired {
+            debug!(id, sent = e.sent, "request timed out");
+            let _ = e.tx.send(Err(RemotingError::Timeout {
+                addr: addr.to_owned(),
+                id,
+                timeout: e.timeout,
+                sent: e.sent,
+            }));
         }
     }
 
     /// The number of pending calls (a snapshot; exact when nothing changes meanwhile).
     pub(crate) fn len(&self) -> usize {
-        self.len.load(Ordering::Relaxed)
+        self.shards
+            .iter()
+            .map(|s| s.len.load(Ordering::Relaxed))
+            .sum()
     }
 
     pub(crate) fn remove(&self, id: i64) -> Option<Entry> {
-        let mut shard = self.shard(id).lock();
-        let removed = shard.remove(&id);
-        if removed.is_some() {
-            self.len.fetch_sub(1, Ordering::Relaxed);
-        }
-        removed
+        self.shard(id).lock().remove(&id)
     }
 
     /// Marks the calls of `ids` as written to the socket, locking each shard once.
@@ -116,11 +259,7 @@ impl Pending {
     pub(crate) fn fail_all(&self, err: impl Fn(i64) -> RemotingError) -> usize {
         let mut n = 0;
         for shard in self.shards.iter() {
-            let drained: Vec<(i64, Entry)> = {
-                let mut shard = shard.lock();
-                self.len.fetch_sub(shard.len(), Ordering::Relaxed);
-                shard.drain().collect()
-            };
+            let drained: Vec<(i64, Entry)> = { shard.lock().drain().collect() };
             n += drained.len();
             for (id, e) in drained {
                 let _ = e.tx.send(Err(err(id)));
@@ -146,12 +285,12 @@ mod tests {
         let mut rxs = Vec::new();
         for id in 0..100 {
             let (tx, rx) = oneshot::channel();
-            p.insert(id, tx);
+            p.insert(id, tx, Duration::from_secs(60));
             rxs.push(rx);
         }
         assert_eq!(p.len(), 100);
         let (tx, _rx) = oneshot::channel();
-        p.insert(5, tx);
+        p.insert(5, tx, Duration::from_secs(60));
         assert_eq!(p.len(), 100, "replacing an id does not count twice");
         let mut ids = vec![9, 41, 10, 73, 9];
         p.mark_sent(&mut ids);
@@ -160,7 +299,7 @@ mod tests {
             let (tx, rx) = oneshot::channel();
             let old = p.remove(id).expect("pending");
             assert!(old.sent, "call {id} marked sent");
-            p.insert(id, tx);
+            p.insert(id, tx, Duration::from_secs(60));
             rxs.push(rx);
         }
         assert!(
@@ -168,7 +307,7 @@ mod tests {
             "an unwritten call is not sent"
         );
         let (tx, rx) = oneshot::channel();
-        p.insert(11, tx);
+        p.insert(11, tx, Duration::from_secs(60));
         rxs.push(rx);
         assert!(p.remove(7).is_some());
         assert!(p.remove(7).is_none());
@@ -180,5 +319,48 @@ mod tests {
             98
         );
         assert_eq!(p.len(), 0);
+    }
+
+    #[tokio::test]
+    async fn each_call_times_out_at_its_own_deadline() {
+        let p = std::sync::Arc::new(Pending::new());
+        let stop = CancellationToken::new();
+        let sweeper = tokio::spawn({
+            let (p, stop) = (p.clone(), stop.clone());
+            async move { p.run_timeouts("peer:1", &stop).await }
+        });
+        let (tx, long) = oneshot::channel();
+        p.insert(1, tx, Duration::from_secs(30));
+        // The sweeper is (or soon will be) asleep until the long deadline; a
+        // shorter one registered later must wake it.
+        tokio::task::yield_now().await;
+        let started = Instant::now();
+        let (tx, short) = oneshot::channel();
+        p.insert(2, tx, Duration::from_millis(60));
+        let reply = tokio::time::timeout(Duration::from_secs(5), short)
+            .await
+            .expect("the sweeper failed the short call")
+            .expect("a reply");
+        let took = started.elapsed();
+        assert!(
+            matches!(
+                reply,
+                Err(RemotingError::Timeout { id: 2, sent: false, timeout, .. })
+                    if timeout == Duration::from_millis(60)
+            ),
+            "{reply:?}"
+        );
+        assert!(
+            took >= Duration::from_millis(60) && took < Duration::from_secs(2),
+            "timed out after {took:?}"
+        );
+        assert_eq!(p.len(), 1, "the long call still waits");
+        assert!(p.complete(Response::new(1, 2, crate::Status::OK, bytes::Bytes::new())));
+        assert!(long.await.expect("a reply").is_ok());
+        stop.cancel();
+        tokio::time::timeout(Duration::from_secs(5), sweeper)
+            .await
+            .expect("the sweeper stops")
+            .expect("no panic");
     }
 }

@@ -1,6 +1,7 @@
 //! Connection sharing: one shared connection per address, or N exclusive ones.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -60,13 +61,13 @@ impl Clients {
     }
 
     /// [`ExchangeClient::request`] on the next client.
-    pub async fn request(
+    pub fn request(
         &self,
         body: Bytes,
         serialization: u8,
         timeout: Duration,
-    ) -> Result<Response, RemotingError> {
-        self.pick().request(body, serialization, timeout).await
+    ) -> impl Future<Output = Result<Response, RemotingError>> + Send + 'static {
+        self.pick().request(body, serialization, timeout)
     }
 
     /// [`ExchangeClient::send_oneway`] on the next client.

@@ -23,6 +23,7 @@ use super::{ConnHandle, ConnectionInfo, Handler, ServerShared};
 use crate::codec::event::MAX_EVENT_BODY;
 use crate::config::max_payload;
 use crate::idle::{IdleTicker, READ_BUF, reserve_read};
+use crate::span::in_span;
 use crate::writer::{Outgoing, WriterStop, run_writer};
 use crate::{Decoded, Decoder, Dispatch, ErrorBodyFn, Request, Response, Status};
 
@@ -60,7 +61,8 @@ pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketA
         close: close.clone(),
         drain: Some(drain.clone()),
     };
-    shared.tracker.spawn(
+    shared.tracker.spawn(in_span(
+        span.clone(),
         run_writer(
             wr,
             rx,
@@ -70,9 +72,8 @@ pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketA
                 let s = shared.clone();
                 Arc::new(move || s.inflight.count())
             }),
-        )
-        .instrument(span.clone()),
-    );
+        ),
+    ));
     let calls = Arc::new(CallContext {
         handler: shared.handler.clone(),
         info,
@@ -89,14 +90,11 @@ pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketA
         drain,
     };
     debug!(id = info.id, %peer, "accepted connection");
-    shared.tracker.spawn(
-        async move {
-            let reason = conn.read_loop(rd).await;
-            conn.shared.conns.lock().remove(&conn.info.id);
-            debug!(reason, "connection closed");
-        }
-        .instrument(span),
-    );
+    shared.tracker.spawn(in_span(span, async move {
+        let reason = conn.read_loop(rd).await;
+        conn.shared.conns.lock().remove(&conn.info.id);
+        debug!(reason, "connection closed");
+    }));
 }
 
 struct ServerConn {
