@@ -8,13 +8,6 @@ use std::time::Instant;
 use crate::result::{Encoded, TypedValue};
 use crate::{Url, Value};
 
-/// A shared empty string: most calls set their descriptor right after `new`, so
-/// the placeholder must not cost an allocation.
-fn empty_str() -> Arc<str> {
-    static EMPTY: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
-    EMPTY.get_or_init(|| Arc::from("")).clone()
-}
-
 /// Call attachments (Dubbo's `RpcContext` attachments): string keys, dynamic values.
 pub type Attachments = HashMap<String, Value>;
 
@@ -120,7 +113,8 @@ pub struct Invocation {
     group: Option<Arc<str>>,
     version: Option<Arc<str>>,
     method: Arc<str>,
-    parameter_types: Arc<str>,
+    /// `None`: no descriptor (a call without parameters, or not yet set).
+    parameter_types: Option<Arc<str>>,
     arguments: Arguments,
     attachments: Attachments,
     target: Option<Url>,
@@ -135,7 +129,7 @@ impl Invocation {
             group: None,
             version: None,
             method: method.into(),
-            parameter_types: empty_str(),
+            parameter_types: None,
             arguments: Arguments::none(),
             attachments: Attachments::new(),
             target: None,
@@ -159,7 +153,7 @@ impl Invocation {
 
     /// Sets the JVM parameter descriptors, concatenated (`Ljava/lang/String;I`).
     pub fn with_parameter_types(mut self, desc: impl Into<Arc<str>>) -> Self {
-        self.parameter_types = desc.into();
+        self.parameter_types = Some(desc.into());
         self
     }
 
@@ -202,7 +196,7 @@ impl Invocation {
 
     /// The JVM parameter descriptors.
     pub fn parameter_types(&self) -> &str {
-        &self.parameter_types
+        self.parameter_types.as_deref().unwrap_or("")
     }
 
     /// The arguments.

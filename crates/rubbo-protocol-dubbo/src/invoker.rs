@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use rubbo_common::keys::{self, Timeout};
 use rubbo_common::{HESSIAN2, Invocation, InvokeFuture, Invoker, RpcError, RpcResult, Url};
@@ -37,6 +38,9 @@ struct Inner {
     last_request_len: AtomicUsize,
     /// What every request of this invoker repeats, encoded once.
     encoded: Option<EncodedMeta>,
+    /// The timeout and one-way setting of every method, when the URL sets none per
+    /// method (read once instead of per call).
+    uniform: Option<(Duration, bool)>,
 }
 
 impl DubboInvoker {
@@ -61,7 +65,12 @@ impl DubboInvoker {
             destroyed: AtomicBool::new(false),
             last_request_len: AtomicUsize::new(128),
             encoded: None,
+            uniform: None,
         };
+        inner.uniform = (!inner.url.has_method_params()).then(|| {
+            let oneway = !inner.url.get_bool("return", true);
+            (inner.url.param::<Timeout>(), oneway)
+        });
         // Strings always encode; on the impossible failure calls encode it all.
         inner.encoded = EncodedMeta::new(&inner.meta(0)).ok();
         DubboInvoker {
@@ -100,12 +109,18 @@ impl DubboInvoker {
             )));
         }
         let method = inv.method();
-        let timeout = inv
-            .attachment_str(keys::TIMEOUT_KEY)
-            .and_then(|t| t.parse().ok())
-            .map(std::time::Duration::from_millis)
-            .unwrap_or_else(|| inner.url.method_param::<Timeout>(method));
-        let oneway = !inner.url.get_method_bool(method, "return", true);
+        let (timeout, oneway) = inner.uniform.unwrap_or_else(|| {
+            let oneway = !inner.url.get_method_bool(method, "return", true);
+            (inner.url.method_param::<Timeout>(method), oneway)
+        });
+        let timeout = match inv.attachments().is_empty() {
+            true => timeout,
+            false => inv
+                .attachment_str(keys::TIMEOUT_KEY)
+                .and_then(|t| t.parse().ok())
+                .map(Duration::from_millis)
+                .unwrap_or(timeout),
+        };
         let meta = inner.meta(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
         let hint = inner
             .last_request_len
@@ -132,7 +147,7 @@ impl DubboInvoker {
 /// An encoded request, ready to send.
 struct Prepared {
     body: bytes::Bytes,
-    timeout: std::time::Duration,
+    timeout: Duration,
     oneway: bool,
 }
 

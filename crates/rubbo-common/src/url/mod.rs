@@ -220,6 +220,18 @@ impl Url {
             .or_else(|| self.get_param(key))
     }
 
+    /// Whether any parameter is method-level (`{method}.{key}`): when not,
+    /// [`get_method_param`](Self::get_method_param) is `get_param` for every method.
+    ///
+    /// ```
+    /// use rubbo_common::Url;
+    /// assert!(!Url::parse("dubbo://h:1/S?timeout=250").unwrap().has_method_params());
+    /// assert!(Url::parse("dubbo://h:1/S?echo.timeout=250").unwrap().has_method_params());
+    /// ```
+    pub fn has_method_params(&self) -> bool {
+        self.inner.params.has_method_params()
+    }
+
     /// Method-level boolean (see [`get_method_param`](Self::get_method_param)).
     pub fn get_method_bool(&self, method: &str, key: &str, default: bool) -> bool {
         self.get_method_param(method, key)

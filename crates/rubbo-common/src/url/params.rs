@@ -205,6 +205,11 @@ impl UrlParams {
         self.core.by_method.get(method)?.get(key).map(|v| &**v)
     }
 
+    /// Whether any parameter is method-level (`{method}.{key}`).
+    pub fn has_method_params(&self) -> bool {
+        !self.core.by_method.is_empty()
+    }
+
     /// Number of parameters.
     pub fn len(&self) -> usize {
         self.core.map.len() + self.core.slots.count_ones() as usize
