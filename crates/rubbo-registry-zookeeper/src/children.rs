@@ -71,12 +71,16 @@ struct Id {
 /// order: up to this many consecutive children may go at once without a lookup.
 const WINDOW: usize = 4;
 
-/// Where the entry of each listed name comes from, besides an index into the
-/// previous entries.
-const NEW: u32 = u32::MAX;
 /// Up to this many children in or out, the entries are edited one by one.
 const FEW_EDITS: usize = 4;
+
+// Where the entry of a listed name comes from, when not from an index into the
+// previous entries:
+/// a new name, parsed;
+const NEW: u32 = u32::MAX;
+/// none: the same name is listed elsewhere in the list;
 const DUPLICATE: u32 = u32::MAX - 1;
+/// not known yet (between [`ChildCache::walk`] and [`resolve`]).
 const UNRESOLVED: u32 = u32::MAX - 2;
 
 impl fmt::Debug for ChildCache {
