@@ -64,7 +64,7 @@ where
 
 impl Config {
     fn from_env() -> anyhow::Result<Self> {
-        let secs: f64 = env("RUBBO_BENCH_SECS", 2.0)?;
+        let secs: f64 = env("RUBBO_BENCH_SECS", 1.0)?;
         let warmup: f64 = env("RUBBO_BENCH_WARMUP_SECS", (secs / 4.0).min(0.5))?;
         anyhow::ensure!(
             secs > 0.0 && secs <= 600.0 && (0.0..=60.0).contains(&warmup),
@@ -80,7 +80,7 @@ impl Config {
             inflight: env_list("RUBBO_BENCH_INFLIGHT", "1,32,256")?,
             systems: env_list("RUBBO_BENCH_SYSTEMS", "raw,tonic,rubbo")?,
             threads: env("RUBBO_BENCH_THREADS", 2)?,
-            rounds: env::<usize>("RUBBO_BENCH_ROUNDS", 1)?.clamp(1, 20),
+            rounds: env::<usize>("RUBBO_BENCH_ROUNDS", 3)?.clamp(1, 20),
             raw_coalesce: env::<u8>("RUBBO_BENCH_RAW_COALESCE", 1)? != 0,
         })
     }
