@@ -8,7 +8,8 @@ use rubbo_remoting::{RemotingError, Status};
 /// Java providers report a missing service, method or descriptor as status 40
 /// ("Fail to decode request ... RpcInvocation [methodName=...]") or 70 ("Not found
 /// exported service"); Rubbo providers use 60 for both. All three map to
-/// [`ErrorKind::MethodNotFound`].
+/// [`ErrorKind::MethodNotFound`]; any other status 40 is
+/// [`ErrorKind::Serialization`].
 pub fn error_for_status(status: Status, text: String) -> RpcError {
     let kind = match status {
         Status::CLIENT_TIMEOUT | Status::SERVER_TIMEOUT => ErrorKind::Timeout,
@@ -20,6 +21,9 @@ pub fn error_for_status(status: Status, text: String) -> RpcError {
         Status::BAD_REQUEST if text.contains("RpcInvocation [methodName=") => {
             ErrorKind::MethodNotFound
         }
+        // The provider could not read the request (arguments of the wrong types, a
+        // malformed body): every provider would answer the same, so not retryable.
+        Status::BAD_REQUEST => ErrorKind::Serialization,
         Status::SERVICE_ERROR if text.contains("Not found exported service") => {
             ErrorKind::MethodNotFound
         }
@@ -53,5 +57,37 @@ pub fn status_for_error(e: &RpcError) -> Status {
         ErrorKind::Serialization => Status::BAD_REQUEST,
         ErrorKind::Timeout => Status::SERVER_TIMEOUT,
         _ => Status::SERVICE_ERROR,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_kinds_a_cluster_can_act_on() {
+        let kind = |status, text: &str| error_for_status(status, text.to_owned()).kind();
+        assert_eq!(kind(Status::SERVER_TIMEOUT, "slow"), ErrorKind::Timeout);
+        assert_eq!(
+            kind(
+                Status::BAD_REQUEST,
+                "Fail to decode request due to: RpcInvocation [methodName=nope]"
+            ),
+            ErrorKind::MethodNotFound
+        );
+        let wrong_types = error_for_status(
+            Status::BAD_REQUEST,
+            "Fail to decode request due to: java.lang.ClassCastException".to_owned(),
+        );
+        assert_eq!(wrong_types.kind(), ErrorKind::Serialization);
+        assert!(
+            !wrong_types.is_retryable(),
+            "every provider would refuse it"
+        );
+        assert_eq!(
+            kind(Status::SERVER_THREADPOOL_EXHAUSTED_ERROR, "full"),
+            ErrorKind::LimitExceeded
+        );
+        assert_eq!(kind(Status::SERVICE_ERROR, "boom"), ErrorKind::Unknown);
     }
 }
