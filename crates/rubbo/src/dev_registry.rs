@@ -33,6 +33,9 @@ pub const DEV_REGISTRY_INTERFACE: &str = "org.rubbo.registry.DevRegistryService"
 const DEFAULT_LEASE: Duration = Duration::from_secs(3);
 /// Longest a watch call waits for a change.
 const WATCH_WAIT_MS: i32 = 10_000;
+/// First and longest pause between watch attempts while the registry is unreachable.
+const WATCH_RETRY_MIN: Duration = Duration::from_millis(500);
+const WATCH_RETRY_MAX: Duration = Duration::from_secs(10);
 
 /// The registry's view of one subscription at one version.
 #[derive(Serialize, Deserialize, crate::JavaType, Debug, Clone, PartialEq, Default)]
@@ -376,9 +379,12 @@ impl Registry for DevRegistry {
                 async move {
                     let mut since = first.version;
                     let mut last = first.urls;
+                    // While the registry is down, retries back off from 500 ms to 10 s.
+                    let mut delay = WATCH_RETRY_MIN;
                     loop {
                         match client.watch(sub.clone(), since, WATCH_WAIT_MS).await {
                             Ok(snap) => {
+                                delay = WATCH_RETRY_MIN;
                                 since = snap.version;
                                 let mut urls = snap.urls;
                                 urls.sort();
@@ -388,8 +394,9 @@ impl Registry for DevRegistry {
                                 }
                             }
                             Err(e) => {
-                                debug!(error = %e, "dev registry watch failed, retrying");
-                                tokio::time::sleep(Duration::from_millis(500)).await;
+                                debug!(error = %e, retry_ms = delay.as_millis() as u64, "dev registry watch failed, retrying");
+                                tokio::time::sleep(delay).await;
+                                delay = (delay * 2).min(WATCH_RETRY_MAX);
                             }
                         }
                     }
