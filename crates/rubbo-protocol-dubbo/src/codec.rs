@@ -105,13 +105,7 @@ impl EncodedMeta {
     /// are not used).
     pub fn new(meta: &RequestMeta<'_>) -> Result<Self, CodecError> {
         let mut head = BytesMut::new();
-        let mut enc = Encoder::new(&mut head);
-        enc.write_string(DUBBO_VERSION)?;
-        enc.write_string(meta.interface.unwrap_or(meta.path))?;
-        enc.write_string(
-            meta.version
-                .unwrap_or(rubbo_common::keys::defaults::VERSION),
-        )?;
+        meta.write_head(&mut Encoder::new(&mut head))?;
         let mut attachments = BytesMut::new();
         let mut enc = Encoder::new(&mut attachments);
         for (k, v) in ENCODED_KEYS.iter().zip(meta.attachment_values()) {
@@ -128,6 +122,20 @@ impl EncodedMeta {
 }
 
 impl<'a> RequestMeta<'a> {
+    /// The body's first three fields: dubbo version, path, service version.
+    fn write_head<B: rubbo_hessian2::Output>(
+        &self,
+        enc: &mut Encoder<B>,
+    ) -> Result<(), CodecError> {
+        enc.write_string(DUBBO_VERSION)?;
+        enc.write_string(self.interface.unwrap_or(self.path))?;
+        enc.write_string(
+            self.version
+                .unwrap_or(rubbo_common::keys::defaults::VERSION),
+        )?;
+        Ok(())
+    }
+
     /// The values of [`ENCODED_KEYS`], in order.
     fn attachment_values(&self) -> [Option<&'a str>; 6] {
         [
@@ -200,14 +208,7 @@ pub fn encode_request(
     let mut enc = Encoder::new(out);
     match meta.encoded {
         Some(e) => enc.get_mut().put_slice(&e.head),
-        None => {
-            enc.write_string(DUBBO_VERSION)?;
-            enc.write_string(meta.interface.unwrap_or(meta.path))?;
-            enc.write_string(
-                meta.version
-                    .unwrap_or(rubbo_common::keys::defaults::VERSION),
-            )?;
-        }
+        None => meta.write_head(&mut enc)?,
     }
     enc.write_string(inv.method())?;
     enc.write_string(inv.parameter_types())?;
