@@ -14,7 +14,7 @@ use rubbo_hessian2::{
     BigDecimal, BigInteger, Date, Encoder, JavaException, List, Map, Object, StackTraceElement,
     Value,
 };
-use support::{Address, Gender, bytes, repeat, user};
+use support::{Address, DOUBLES, Gender, INTS, LONG_STRINGS, LONGS, bytes, repeat, user};
 
 fn typed_list(t: &str, items: Vec<Value>) -> Value {
     Value::List(List {
@@ -43,70 +43,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     put("null", &|e| e.write(&Option::<i32>::None))?;
     put("true", &|e| e.write(&true))?;
     put("false", &|e| e.write(&false))?;
-    for i in [
-        0,
-        1,
-        -16,
-        47,
-        48,
-        -17,
-        2047,
-        2048,
-        -2048,
-        -2049,
-        262143,
-        262144,
-        -262144,
-        -262145,
-        i32::MAX,
-        i32::MIN,
-    ] {
+    for i in INTS {
         put(&format!("int_{i}"), &|e| e.write(&i))?;
     }
-    for l in [
-        0i64,
-        -8,
-        15,
-        16,
-        -9,
-        2047,
-        2048,
-        -2048,
-        -2049,
-        262143,
-        262144,
-        -262144,
-        -262145,
-        2147483647,
-        -2147483648,
-        2147483648,
-        -2147483649,
-        i64::MAX,
-        i64::MIN,
-    ] {
+    for l in LONGS {
         put(&format!("long_{l}"), &|e| e.write(&l))?;
     }
-    for (n, d) in [
-        ("0.0", 0.0),
-        ("1.0", 1.0),
-        ("-1.0", -1.0),
-        ("127.0", 127.0),
-        ("-128.0", -128.0),
-        ("128.0", 128.0),
-        ("-129.0", -129.0),
-        ("32767.0", 32767.0),
-        ("-32768.0", -32768.0),
-        ("32768.0", 32768.0),
-        ("12.25", 12.25),
-        ("0.001", 0.001),
-        ("-0.5", -0.5),
-        ("1.5", 1.5),
-        ("2147483.647", 2147483.647),
-        ("3.141592653589793", std::f64::consts::PI),
-        ("1.0E300", 1e300),
-        ("100000.0", 100000.0),
-        ("1.0E-9", 1e-9),
-    ] {
+    for (n, d) in DOUBLES {
         put(&format!("double_{n}"), &|e| e.write(&d))?;
     }
     put("float_0.1", &|e| e.write(&0.1f32))?;
@@ -115,15 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     put("char_x", &|e| e.write(&'x'))?;
     put("string_empty", &|e| e.write(""))?;
     put("string_hello", &|e| e.write("hello"))?;
-    for (n, c) in [
-        (31, 'a'),
-        (32, 'b'),
-        (1023, 'c'),
-        (1024, 'd'),
-        (32768, 'e'),
-        (32769, 'f'),
-        (70000, 'g'),
-    ] {
+    for (n, c) in LONG_STRINGS {
         put(&format!("string_{n}"), &|e| e.write(&repeat(c, n)))?;
     }
     put("string_cjk", &|e| e.write("中文字符串"))?;

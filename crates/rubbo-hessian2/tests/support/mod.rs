@@ -94,3 +94,80 @@ pub fn repeat(c: char, n: usize) -> String {
 pub fn bytes(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i as u32 * 7 + 1) as u8).collect()
 }
+
+/// The ints the Java generator writes (`int_{i}`): every boundary of the compact forms.
+pub const INTS: [i32; 16] = [
+    0,
+    1,
+    -16,
+    47,
+    48,
+    -17,
+    2047,
+    2048,
+    -2048,
+    -2049,
+    262143,
+    262144,
+    -262144,
+    -262145,
+    i32::MAX,
+    i32::MIN,
+];
+
+/// The longs the Java generator writes (`long_{l}`).
+pub const LONGS: [i64; 19] = [
+    0,
+    -8,
+    15,
+    16,
+    -9,
+    2047,
+    2048,
+    -2048,
+    -2049,
+    262143,
+    262144,
+    -262144,
+    -262145,
+    2147483647,
+    -2147483648,
+    2147483648,
+    -2147483649,
+    i64::MAX,
+    i64::MIN,
+];
+
+/// The doubles the Java generator writes (`double_{name}`), by Java's `toString`.
+pub const DOUBLES: [(&str, f64); 19] = [
+    ("0.0", 0.0),
+    ("1.0", 1.0),
+    ("-1.0", -1.0),
+    ("127.0", 127.0),
+    ("-128.0", -128.0),
+    ("128.0", 128.0),
+    ("-129.0", -129.0),
+    ("32767.0", 32767.0),
+    ("-32768.0", -32768.0),
+    ("32768.0", 32768.0),
+    ("12.25", 12.25),
+    ("0.001", 0.001),
+    ("-0.5", -0.5),
+    ("1.5", 1.5),
+    ("2147483.647", 2147483.647),
+    ("3.141592653589793", std::f64::consts::PI),
+    ("1.0E300", 1e300),
+    ("100000.0", 100000.0),
+    ("1.0E-9", 1e-9),
+];
+
+/// The long strings the Java generator writes (`string_{len}`): length and character.
+pub const LONG_STRINGS: [(usize, char); 7] = [
+    (31, 'a'),
+    (32, 'b'),
+    (1023, 'c'),
+    (1024, 'd'),
+    (32768, 'e'),
+    (32769, 'f'),
+    (70000, 'g'),
+];
