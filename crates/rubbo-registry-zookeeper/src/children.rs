@@ -28,7 +28,9 @@ use rubbo_common::Url;
 use rubbo_registry::{PROVIDERS_CATEGORY, empty_url, is_match};
 use tracing::{debug, warn};
 
-/// The result of [`ChildCache::update`].
+mod apply;
+
+/// The result of [`ChildCache::update`] and [`ChildCache::apply`].
 #[derive(Debug, Clone)]
 pub struct ChildUpdate {
     /// The category's whole list to deliver: the matching URLs, or one `empty://`
@@ -147,6 +149,11 @@ impl ChildCache {
                 patch(&mut self.entries, &plan.gone, fresh);
             }
         }
+        self.finish(added, removed)
+    }
+
+    /// The list to deliver after `added` children came and `removed` went.
+    fn finish(&mut self, added: usize, removed: usize) -> ChildUpdate {
         let mut urls: Vec<Url> = Vec::with_capacity(self.len().max(1));
         urls.extend(self.entries.iter().filter_map(|e| e.url.clone()));
         if urls.is_empty() {
@@ -611,7 +618,7 @@ mod tests {
     use rubbo_registry::is_empty_url;
     use std::collections::HashSet;
 
-    fn name(i: usize) -> String {
+    pub(super) fn name(i: usize) -> String {
         crate::paths::node_name(
             &Url::parse(&format!(
                 "dubbo://10.{}.{}.{}:20880/a.B?interface=a.B&side=provider&timestamp=1700000000000",
@@ -710,12 +717,12 @@ mod tests {
         assert!(!cache.update((1..51).map(name).collect()).changed);
     }
 
-    fn host(i: usize) -> String {
+    pub(super) fn host(i: usize) -> String {
         format!("10.{}.{}.{}", i / 65536, (i / 256) % 256, i % 256)
     }
 
     /// The hosts of `urls`, sorted.
-    fn hosts(urls: &[Url]) -> Vec<String> {
+    pub(super) fn hosts(urls: &[Url]) -> Vec<String> {
         let mut hosts: Vec<String> = urls.iter().map(|u| u.host().unwrap().to_owned()).collect();
         hosts.sort();
         hosts
