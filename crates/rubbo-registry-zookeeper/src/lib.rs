@@ -8,6 +8,7 @@
 )]
 
 mod children;
+mod events;
 mod factory;
 mod nodes;
 pub mod paths;
@@ -19,5 +20,5 @@ pub use children::{ChildCache, ChildUpdate, SampledHasher, SampledState};
 pub use factory::{ZookeeperRegistryFactory, register_factory, registry_factories};
 pub use registry::{
     BACKUP_KEY, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NOTIFY_DELAY, DEFAULT_SESSION_TIMEOUT,
-    ENABLE_EMPTY_PROTECTION_KEY, SESSION_KEY, ZookeeperRegistry,
+    ENABLE_EMPTY_PROTECTION_KEY, SESSION_KEY, WATCH_KEY, ZookeeperRegistry,
 };

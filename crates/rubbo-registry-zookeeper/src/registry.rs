@@ -33,6 +33,25 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default delay that batches a burst of child changes into one notification.
 pub const DEFAULT_NOTIFY_DELAY: Duration = Duration::from_millis(10);
 
+/// Registry URL parameter: how a subscription watches a category's children.
+///
+/// - `auto` (default): a persistent recursive watch (ZooKeeper 3.6+), whose events
+///   name each child created or deleted, so a push costs the change; when the server
+///   answers that it does not know the request (3.4, 3.5), one-shot child watches, as
+///   `oneshot`.
+/// - `persistent`: the persistent watch only (an older server is an error).
+/// - `oneshot`: a one-shot child watch, listing all the children after every change
+///   (what Java Dubbo's Curator client does).
+pub const WATCH_KEY: &str = "zk.watch";
+
+/// How categories are watched, from [`WATCH_KEY`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WatchMode {
+    Auto,
+    Persistent,
+    Oneshot,
+}
+
 /// Registry URL parameter (Java): with `true`, an empty `providers` list is not
 /// delivered, so a registry glitch never clears a consumer's addresses.
 pub const ENABLE_EMPTY_PROTECTION_KEY: &str = "enable-empty-protection";
@@ -43,7 +62,8 @@ pub const ENABLE_EMPTY_PROTECTION_KEY: &str = "enable-empty-protection";
 ///   ephemeral unless the URL says `dynamic=false`; parents are persistent.
 /// - A subscription watches each category's children and delivers the category's
 ///   whole list after every change (`empty://` when none), batching bursts within
-///   `notify.delay` ms (default 10).
+///   `notify.delay` ms (default 10). On ZooKeeper 3.6+ the watch is persistent and
+///   its events name the children that changed; see [`WATCH_KEY`].
 /// - A subscription with `interface=*` follows every service under the root, including
 ///   those that appear later; the listener receives each service's lists.
 /// - When the session expires (a long outage, a ZooKeeper restart without its data),
@@ -66,6 +86,9 @@ pub(crate) struct Inner {
     pub(crate) empty_protection: bool,
     pub(crate) modes: NodeModes,
     pub(crate) session: Arc<SessionShared>,
+    pub(crate) watch_mode: WatchMode,
+    /// Set once the server answered that it does not know persistent watches.
+    no_persistent_watch: AtomicBool,
     destroyed: AtomicBool,
     registered: Mutex<Vec<Url>>,
     subscriptions: Mutex<Vec<Subscription>>,
@@ -119,6 +142,16 @@ impl ZookeeperRegistry {
             });
         let connect_timeout = url.get_duration_ms(TIMEOUT_KEY, 5000);
         let notify_delay = url.get_duration_ms(NOTIFY_DELAY_KEY, 10);
+        let watch_mode = match url.get_param(WATCH_KEY).unwrap_or("auto") {
+            "auto" | "" => WatchMode::Auto,
+            "persistent" => WatchMode::Persistent,
+            "oneshot" => WatchMode::Oneshot,
+            other => {
+                return Err(RegistryError::Config(format!(
+                    "{WATCH_KEY}={other}: expected auto, persistent or oneshot"
+                )));
+            }
+        };
         let modes = NodeModes::new(auth.is_some());
         let session = SessionShared::new(connect_string.clone(), session_timeout, auth);
         let inner = Arc::new(Inner {
@@ -128,6 +161,8 @@ impl ZookeeperRegistry {
             empty_protection: url.get_bool(ENABLE_EMPTY_PROTECTION_KEY, false),
             modes,
             session: session.clone(),
+            watch_mode,
+            no_persistent_watch: AtomicBool::new(false),
             url: url.clone(),
             destroyed: AtomicBool::new(false),
             registered: Mutex::new(Vec::new()),
@@ -197,6 +232,20 @@ impl Subscription {
 }
 
 impl Inner {
+    /// Whether categories are watched with persistent watches (else one-shot ones).
+    pub(crate) fn use_persistent_watch(&self) -> bool {
+        match self.watch_mode {
+            WatchMode::Oneshot => false,
+            WatchMode::Persistent => true,
+            WatchMode::Auto => !self.no_persistent_watch.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Records that the server does not know persistent watches.
+    pub(crate) fn persistent_unsupported(&self) {
+        self.no_persistent_watch.store(true, Ordering::Relaxed);
+    }
+
     pub(crate) fn zk_error(&self, what: String, e: ZkError) -> RegistryError {
         match e {
             ZkError::ConnectionLoss | ZkError::SessionExpired | ZkError::ClientClosed => {

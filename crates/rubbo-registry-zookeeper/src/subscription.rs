@@ -13,13 +13,48 @@ use tracing::{debug, warn};
 use zookeeper_client::EventType;
 
 use crate::children::ChildCache;
+use crate::events::{Outcome, watch_category_events};
 use crate::paths;
-use crate::registry::Inner;
+use crate::registry::{Inner, WatchMode};
 
-/// Lists the children of `path` with a watch, delivers the category's list when it
-/// changed, waits for the watch (or a new session) and starts again. The first
-/// outcome is reported on `first` (if any); a failure there ends the task.
+/// Watches the children of `path`: with a persistent watch ([`crate::events`]) unless
+/// the registry says otherwise or the server does not support it; else with the
+/// one-shot loop below.
+///
+/// The one-shot loop lists the children of `path` with a watch, delivers the
+/// category's list when it changed, waits for the watch (or a new session) and starts
+/// again. The first outcome is reported on `first` (if any); a failure there ends the
+/// task.
 pub(crate) async fn watch_category(
+    inner: Arc<Inner>,
+    path: String,
+    cache: ChildCache,
+    listener: SharedListener,
+    first: Option<oneshot::Sender<RegistryResult<()>>>,
+) {
+    if !inner.use_persistent_watch() {
+        return watch_children(inner, path, cache, listener, first).await;
+    }
+    let fallback = inner.watch_mode == WatchMode::Auto;
+    match watch_category_events(
+        inner.clone(),
+        path.clone(),
+        cache,
+        listener.clone(),
+        first,
+        fallback,
+    )
+    .await
+    {
+        Outcome::Closed => {}
+        Outcome::Unsupported(cache, first) => {
+            watch_children(inner, path, cache, listener, first).await;
+        }
+    }
+}
+
+/// The one-shot child watch loop (ZooKeeper before 3.6, or `zk.watch=oneshot`).
+async fn watch_children(
     inner: Arc<Inner>,
     path: String,
     mut cache: ChildCache,

@@ -58,8 +58,16 @@ impl ZkServer {
         format!("127.0.0.1:{}", self.port)
     }
 
-    /// The registry URL of this server with extra query parameters.
+    /// The registry URL of this server with extra query parameters, plus
+    /// `zk.watch=$ZK_WATCH` when that variable is set (to run every test with one-shot
+    /// watches: `ZK_WATCH=oneshot cargo test`), unless `query` names a watch mode.
     pub fn registry_url(&self, query: &str) -> Url {
+        let mut query = query.to_owned();
+        if let Ok(mode) = std::env::var("ZK_WATCH")
+            && !query.contains("zk.watch=")
+        {
+            query.push_str(&format!("&zk.watch={mode}"));
+        }
         Url::parse(&format!("zookeeper://{}?{query}", self.address())).expect("registry url")
     }
 
