@@ -4,8 +4,14 @@
 //! ZooKeeper server: [`ChildCache::update`] gets the child-name lists directly, which is
 //! exactly what a watch delivers.
 //!
-//! Two consumers run, each in its own child process (so resident memory is not mixed):
-//! - `rubbo`: one `ChildCache` per interface, keeping the last delivered list;
+//! Three consumers run, each in its own child process (so resident memory is not mixed):
+//! - `rubbo`: one `ChildCache` per interface, keeping the last delivered list, fed the
+//!   whole child list on every push ([`ChildCache::update`]): what a one-shot child
+//!   watch gives (ZooKeeper before 3.6, `zk.watch=oneshot`), and what every consumer
+//!   does at start and after a reconnection;
+//! - `events`: the same caches, fed only the children created and deleted
+//!   ([`ChildCache::apply`]): what a persistent recursive watch gives (ZooKeeper 3.6+,
+//!   the default); its initial push is the full list, as in `rubbo`;
 //! - `naive`: every name of a push parsed with `Url::parse_encoded` into a fresh list that
 //!   replaces the last one (no cache, no diff).
 //!
@@ -22,7 +28,7 @@
 //!
 //! Run with `cargo bench -p rubbo-registry-zookeeper --bench push_scale`.
 //! Scale: `PUSH_SCALE_INTERFACES` (110), `PUSH_SCALE_PROVIDERS` (20000),
-//! `PUSH_SCALE_PUSHES` (100), `PUSH_SCALE_MODES` (`rubbo,naive`).
+//! `PUSH_SCALE_PUSHES` (100), `PUSH_SCALE_MODES` (`rubbo,events,naive`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -154,6 +160,17 @@ trait Consumer {
     /// Delivers the list for interface `k` from `names`; returns its length and the
     /// list it replaced (freed by the caller after the delivery).
     fn push(&mut self, k: usize, names: &[String]) -> (usize, Vec<Url>);
+
+    /// Delivers the list for interface `k` after the children `created` and `deleted`
+    /// (a persistent watch's events); `None` if this consumer cannot.
+    fn apply(
+        &mut self,
+        _k: usize,
+        _created: &[String],
+        _deleted: &[String],
+    ) -> Option<(usize, Vec<Url>)> {
+        None
+    }
 }
 
 struct Rubbo {
@@ -182,6 +199,26 @@ impl Rubbo {
 impl Consumer for Rubbo {
     fn push(&mut self, k: usize, names: &[String]) -> (usize, Vec<Url>) {
         let up = self.caches[k].update_names(names);
+        self.deliver(k, up)
+    }
+
+    fn apply(
+        &mut self,
+        k: usize,
+        created: &[String],
+        deleted: &[String],
+    ) -> Option<(usize, Vec<Url>)> {
+        let up = self.caches[k].apply(created, deleted);
+        Some(self.deliver(k, up))
+    }
+}
+
+impl Rubbo {
+    fn deliver(
+        &mut self,
+        k: usize,
+        up: rubbo_registry_zookeeper::ChildUpdate,
+    ) -> (usize, Vec<Url>) {
         let n = up.urls.len();
         if up.changed {
             (n, std::mem::replace(&mut self.delivered[k], up.urls))
@@ -241,6 +278,27 @@ impl PushStats {
         self.allocs.push(allocs() - a);
         n
     }
+    /// One push of the children `created` and `deleted` (the event path).
+    fn apply(
+        &mut self,
+        consumer: &mut dyn Consumer,
+        k: usize,
+        created: Vec<String>,
+        deleted: Vec<String>,
+    ) -> usize {
+        let a = allocs();
+        let t = Instant::now();
+        let (n, previous) = consumer
+            .apply(k, &created, &deleted)
+            .expect("this consumer takes events");
+        let delivered = t.elapsed();
+        drop((created, deleted));
+        drop(previous);
+        self.frees.push(t.elapsed() - delivered);
+        self.times.push(delivered);
+        self.allocs.push(allocs() - a);
+        n
+    }
     /// Medians: time to delivery, allocations, time with the freeing.
     fn median(&self) -> (Duration, usize, Duration) {
         let totals: Vec<Duration> = self
@@ -266,6 +324,7 @@ fn run(mode: &str, scale: Scale) {
         })
         .collect();
     let mut next_id = u32::try_from(scale.total()).expect("id");
+    let events = mode == "events";
     let mut consumer: Box<dyn Consumer> = match mode {
         "naive" => Box::new(Naive {
             delivered: vec![Vec::new(); scale.interfaces],
@@ -297,12 +356,18 @@ fn run(mode: &str, scale: Scale) {
     for p in 0..scale.pushes {
         let k = p % scale.interfaces;
         let at = (p / scale.interfaces * churn) % n;
+        let (mut created, mut deleted) = (Vec::new(), Vec::new());
         for slot in ids[k].iter_mut().skip(at).take(churn) {
+            deleted.push(*slot);
+            created.push(next_id);
             *slot = next_id;
             next_id += 1;
         }
-        let names = names(k, &ids[k]);
-        let got = churned.push(&mut *consumer, k, names);
+        let got = if events {
+            churned.apply(&mut *consumer, k, names(k, &created), names(k, &deleted))
+        } else {
+            churned.push(&mut *consumer, k, names(k, &ids[k]))
+        };
         assert_eq!(got, n);
     }
     let (live2, rss2) = (live(), rss());
@@ -311,17 +376,30 @@ fn run(mode: &str, scale: Scale) {
     let rounds = if mode == "naive" { 5 } else { 50 };
     let mut one = PushStats::new();
     for r in 0..rounds {
-        ids[0][(r * 7919) % n] = next_id;
+        let slot = (r * 7919) % n;
+        let gone = ids[0][slot];
+        ids[0][slot] = next_id;
         next_id += 1;
-        let names = names(0, &ids[0]);
-        let got = one.push(&mut *consumer, 0, names);
+        let got = if events {
+            one.apply(
+                &mut *consumer,
+                0,
+                names(0, &[ids[0][slot]]),
+                names(0, &[gone]),
+            )
+        } else {
+            one.push(&mut *consumer, 0, names(0, &ids[0]))
+        };
         assert_eq!(got, n);
     }
-    // And a push where nothing changed.
+    // And a push where nothing changed (for events: a child created that is known).
     let mut same = PushStats::new();
     for _ in 0..rounds {
-        let names = names(0, &ids[0]);
-        same.push(&mut *consumer, 0, names);
+        if events {
+            same.apply(&mut *consumer, 0, names(0, &ids[0][..1]), Vec::new());
+        } else {
+            same.push(&mut *consumer, 0, names(0, &ids[0]));
+        }
     }
     let total = scale.total() as f64;
     let per = |bytes: isize| bytes as f64 / total;
@@ -362,7 +440,8 @@ fn main() {
         run(&mode, scale);
         return;
     }
-    let modes = std::env::var("PUSH_SCALE_MODES").unwrap_or_else(|_| "rubbo,naive".to_owned());
+    let modes =
+        std::env::var("PUSH_SCALE_MODES").unwrap_or_else(|_| "rubbo,events,naive".to_owned());
     println!(
         "push_scale: {} interfaces x {} providers = {} provider URLs, {} churn pushes of 1%, name of {} bytes",
         scale.interfaces,
@@ -397,14 +476,18 @@ fn main() {
     }
     println!();
     println!(
-        "| consumer | heap B/URL initial | RSS B/URL initial | heap B/URL after churn | RSS B/URL after churn | push, 1 of {n} changed, to delivery | allocs | then freeing the names and the previous list | both | 1% churn push | allocs | unchanged push | initial push of {n} |",
+        "| consumer | heap B/URL initial | RSS B/URL initial | heap B/URL after churn | RSS B/URL after churn | push, 1 of {n} replaced, to delivery | allocs | then freeing the names and the previous list | both | 1% churn push | allocs | unchanged push | initial push of {n} |",
         n = scale.providers
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for l in &rows {
         println!(
             "| {} | {} | {} | {} | {} | {} ms | {} | {} ms | {} ms | {} ms | {} | {} ms | {} ms |",
-            field(l, "mode"),
+            match field(l, "mode") {
+                "rubbo" => "rubbo, full list (one-shot watch; start, reconnect)",
+                "events" => "rubbo, events (persistent watch)",
+                other => other,
+            },
             field(l, "heap_initial"),
             field(l, "rss_initial"),
             field(l, "heap_churn"),
@@ -423,6 +506,7 @@ fn main() {
     println!(
         "Times are medians per push of one interface, from the list of names in hand until \
 the listener holds the new list; the names and the replaced list are freed after the \
-delivery (\"then freeing ...\"); \"both\" is the median of the sums."
+delivery (\"then freeing ...\"); \"both\" is the median of the sums. A change \
+replaces providers: as many children deleted as created (events: one batch)."
     );
 }
