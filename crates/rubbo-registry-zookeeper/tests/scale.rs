@@ -1,6 +1,7 @@
 //! 20,000 providers of one interface in a real ZooKeeper: initial subscription and the
 //! end-to-end latency of a push where one provider changed (ZooKeeper, client decoding,
-//! child cache, listener). Prints its figures; ignored by default (about 30 s):
+//! child cache, listener), with a persistent watch and with a one-shot watch. Prints
+//! its figures; ignored by default (about 30 s):
 //! `cargo test --release -p rubbo-registry-zookeeper --test scale -- --ignored --nocapture`.
 
 mod support;
@@ -88,51 +89,56 @@ async fn push_with_20000_providers() {
         if after == before { "kept" } else { "changed" }
     );
 
-    let registry = ZookeeperRegistry::connect(server.registry_url("timeout=20000&notify.delay=0"))
+    // Persistent watch (events name the child) and one-shot watch (full list).
+    for mode in ["persistent", "oneshot"] {
+        let registry = ZookeeperRegistry::connect(
+            server.registry_url(&format!("timeout=20000&notify.delay=0&zk.watch={mode}")),
+        )
         .await
         .unwrap();
-    let last = Arc::new(Mutex::new((0usize, Instant::now())));
-    let sink = last.clone();
-    let listener: SharedListener = Arc::new(move |urls: Vec<Url>| {
-        if urls
-            .first()
-            .is_some_and(|u| rubbo_registry::list_category(u) == "providers")
-        {
-            let n = if is_empty_url(&urls[0]) {
-                0
-            } else {
-                urls.len()
-            };
-            *sink.lock() = (n, Instant::now());
-        }
-    });
-    let consumer = subscribe_url(
-        &Url::parse(&format!(
-            "consumer://10.0.0.9/{IFACE}?interface={IFACE}&category=providers"
-        ))
-        .unwrap(),
-    );
-    let t = Instant::now();
-    registry.subscribe(consumer, listener).await.unwrap();
-    let initial = wait_count(&last, N, Duration::from_secs(60)).await - t;
-    println!("initial subscription with {N} providers: {initial:?}");
+        let last = Arc::new(Mutex::new((0usize, Instant::now())));
+        let sink = last.clone();
+        let listener: SharedListener = Arc::new(move |urls: Vec<Url>| {
+            if urls
+                .first()
+                .is_some_and(|u| rubbo_registry::list_category(u) == "providers")
+            {
+                let n = if is_empty_url(&urls[0]) {
+                    0
+                } else {
+                    urls.len()
+                };
+                *sink.lock() = (n, Instant::now());
+            }
+        });
+        let consumer = subscribe_url(
+            &Url::parse(&format!(
+                "consumer://10.0.0.9/{IFACE}?interface={IFACE}&category=providers"
+            ))
+            .unwrap(),
+        );
+        let t = Instant::now();
+        registry.subscribe(consumer, listener).await.unwrap();
+        let initial = wait_count(&last, N, Duration::from_secs(60)).await - t;
+        println!("{mode}: initial subscription with {N} providers: {initial:?}");
 
-    let mut adds = Vec::new();
-    let mut removes = Vec::new();
-    for round in 0..10 {
-        let extra = format!("{dir}/{}", paths::node_name(&provider(N + round)));
-        let t = Instant::now();
-        zk.create(&extra, &[], &persistent).await.unwrap();
-        adds.push(wait_count(&last, N + 1, Duration::from_secs(30)).await - t);
-        let t = Instant::now();
-        zk.delete(&extra, None).await.unwrap();
-        removes.push(wait_count(&last, N, Duration::from_secs(30)).await - t);
+        let mut adds = Vec::new();
+        let mut removes = Vec::new();
+        for round in 0..10 {
+            let extra = format!("{dir}/{}", paths::node_name(&provider(N + round)));
+            let t = Instant::now();
+            zk.create(&extra, &[], &persistent).await.unwrap();
+            adds.push(wait_count(&last, N + 1, Duration::from_secs(30)).await - t);
+            let t = Instant::now();
+            zk.delete(&extra, None).await.unwrap();
+            removes.push(wait_count(&last, N, Duration::from_secs(30)).await - t);
+        }
+        adds.sort();
+        removes.sort();
+        println!(
+            "{mode}: one provider added to {N}: min {:?} median {:?} max {:?}; removed: min {:?} median {:?} max {:?}",
+            adds[0], adds[5], adds[9], removes[0], removes[5], removes[9]
+        );
+        registry.destroy().await;
     }
-    adds.sort();
-    removes.sort();
-    println!(
-        "one provider added to {N}: min {:?} median {:?} max {:?}; removed: min {:?} median {:?} max {:?}",
-        adds[0], adds[5], adds[9], removes[0], removes[5], removes[9]
-    );
-    registry.destroy().await;
 }
