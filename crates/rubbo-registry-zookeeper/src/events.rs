@@ -85,6 +85,7 @@ pub(crate) async fn watch_category_events(
 ) -> Outcome {
     let mut rx = inner.session.conn.subscribe();
     let mut dir_generation = 0;
+    let mut retries = 0;
     loop {
         let conn = rx.borrow_and_update().clone();
         let Some(conn) = conn else {
@@ -100,6 +101,15 @@ pub(crate) async fn watch_category_events(
             }
             continue;
         };
+        // The first `addWatch` of the registry goes alone (see `Inner::watch_probe`).
+        let probe = if inner.persistent_watch_unknown() {
+            Some(inner.watch_probe.lock().await)
+        } else {
+            None
+        };
+        if fallback && !inner.use_persistent_watch() {
+            return Outcome::Unsupported(cache, first);
+        }
         let set_up = async {
             if dir_generation != conn.generation {
                 conn.client.mkdir(&path, &inner.modes.persistent).await?;
@@ -114,13 +124,24 @@ pub(crate) async fn watch_category_events(
         }
         .await;
         let (mut watcher, children) = match set_up {
-            Ok(done) => done,
+            Ok(done) => {
+                if probe.is_some() {
+                    inner.set_persistent_watch(true);
+                }
+                drop(probe);
+                done
+            }
             Err(ZkError::Unimplemented) if fallback => {
                 info!(path, zookeeper = %inner.address, "zookeeper does not support persistent watches (before 3.6); watching children one change at a time");
-                inner.persistent_unsupported();
+                inner.set_persistent_watch(false);
                 return Outcome::Unsupported(cache, first);
             }
+            Err(e) if first.is_some() && retry_first(&e, &mut retries).await => {
+                drop(probe);
+                continue;
+            }
             Err(e) => {
+                drop(probe);
                 let e = inner.zk_error(format!("watch {path}"), e);
                 if let Some(tx) = first.take() {
                     let _ = tx.send(Err(e));
@@ -145,6 +166,17 @@ pub(crate) async fn watch_category_events(
             Followed::Again => {}
         }
     }
+}
+
+/// Whether a failed first listing is worth another try, after a pause: the connection
+/// was lost (an old server closes it after refusing `addWatch`), a few times.
+pub(crate) async fn retry_first(e: &ZkError, retries: &mut u32) -> bool {
+    if !matches!(e, ZkError::ConnectionLoss) || *retries >= 5 {
+        return false;
+    }
+    *retries += 1;
+    tokio::time::sleep(Duration::from_millis(50 << *retries)).await;
+    true
 }
 
 fn deliver(path: &str, listener: &SharedListener, update: ChildUpdate, first: bool) {

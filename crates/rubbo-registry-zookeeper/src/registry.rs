@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -52,6 +52,10 @@ pub(crate) enum WatchMode {
     Oneshot,
 }
 
+const UNKNOWN: u8 = 0;
+const SUPPORTED: u8 = 1;
+const UNSUPPORTED: u8 = 2;
+
 /// Registry URL parameter (Java): with `true`, an empty `providers` list is not
 /// delivered, so a registry glitch never clears a consumer's addresses.
 pub const ENABLE_EMPTY_PROTECTION_KEY: &str = "enable-empty-protection";
@@ -87,8 +91,12 @@ pub(crate) struct Inner {
     pub(crate) modes: NodeModes,
     pub(crate) session: Arc<SessionShared>,
     pub(crate) watch_mode: WatchMode,
-    /// Set once the server answered that it does not know persistent watches.
-    no_persistent_watch: AtomicBool,
+    /// Whether the server has persistent watches: [`UNKNOWN`], [`SUPPORTED`] or
+    /// [`UNSUPPORTED`], from the first `addWatch`.
+    persistent_watch: AtomicU8,
+    /// Held while that first `addWatch` is out: an old server closes the connection
+    /// after refusing it, failing whatever else is in flight.
+    pub(crate) watch_probe: tokio::sync::Mutex<()>,
     destroyed: AtomicBool,
     registered: Mutex<Vec<Url>>,
     subscriptions: Mutex<Vec<Subscription>>,
@@ -162,7 +170,8 @@ impl ZookeeperRegistry {
             modes,
             session: session.clone(),
             watch_mode,
-            no_persistent_watch: AtomicBool::new(false),
+            persistent_watch: AtomicU8::new(UNKNOWN),
+            watch_probe: tokio::sync::Mutex::new(()),
             url: url.clone(),
             destroyed: AtomicBool::new(false),
             registered: Mutex::new(Vec::new()),
@@ -237,13 +246,20 @@ impl Inner {
         match self.watch_mode {
             WatchMode::Oneshot => false,
             WatchMode::Persistent => true,
-            WatchMode::Auto => !self.no_persistent_watch.load(Ordering::Relaxed),
+            WatchMode::Auto => self.persistent_watch.load(Ordering::SeqCst) != UNSUPPORTED,
         }
     }
 
-    /// Records that the server does not know persistent watches.
-    pub(crate) fn persistent_unsupported(&self) {
-        self.no_persistent_watch.store(true, Ordering::Relaxed);
+    /// Whether it is not known yet if the server has persistent watches.
+    pub(crate) fn persistent_watch_unknown(&self) -> bool {
+        self.watch_mode == WatchMode::Auto
+            && self.persistent_watch.load(Ordering::SeqCst) == UNKNOWN
+    }
+
+    /// Records whether the server has persistent watches.
+    pub(crate) fn set_persistent_watch(&self, supported: bool) {
+        let v = if supported { SUPPORTED } else { UNSUPPORTED };
+        self.persistent_watch.store(v, Ordering::SeqCst);
     }
 
     pub(crate) fn zk_error(&self, what: String, e: ZkError) -> RegistryError {

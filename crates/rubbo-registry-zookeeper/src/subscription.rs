@@ -13,7 +13,7 @@ use tracing::{debug, warn};
 use zookeeper_client::EventType;
 
 use crate::children::ChildCache;
-use crate::events::{Outcome, watch_category_events};
+use crate::events::{Outcome, retry_first, watch_category_events};
 use crate::paths;
 use crate::registry::{Inner, WatchMode};
 
@@ -63,6 +63,7 @@ async fn watch_children(
 ) {
     let mut rx = inner.session.conn.subscribe();
     let mut dir_generation = 0;
+    let mut retries = 0;
     loop {
         let conn = rx.borrow_and_update().clone();
         let Some(conn) = conn else {
@@ -123,6 +124,7 @@ async fn watch_children(
                     }
                 }
             }
+            Err(e) if first.is_some() && retry_first(&e, &mut retries).await => {}
             Err(e) => {
                 let e = inner.zk_error(format!("watch {path}"), e);
                 if let Some(tx) = first.take() {

@@ -5,7 +5,7 @@
 mod support;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -13,6 +13,7 @@ use rubbo_common::Url;
 use rubbo_registry::{Registry, RegistryError, is_empty_url, subscribe_url};
 use rubbo_registry_zookeeper::{ZookeeperRegistry, paths};
 use support::{Recorder, ZkServer, init_tracing, wait_until};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 use zookeeper_client::{Acls, Client, CreateMode};
@@ -338,5 +339,134 @@ async fn zookeeper_restarted_under_a_persistent_watch_resyncs() {
     rec.wait_providers(&["127.0.0.1:20881", "127.0.0.1:20882"], WAIT)
         .await;
 
+    c.destroy().await;
+}
+
+/// A proxy to ZooKeeper that answers `addWatch` as a 3.4/3.5 server does: error
+/// `UNIMPLEMENTED` (-6), then the connection is closed. Counts the `addWatch` requests.
+struct OldServer {
+    port: u16,
+    add_watches: Arc<AtomicI64>,
+    accept: JoinHandle<()>,
+}
+
+const ADD_WATCH: i32 = 106;
+const UNIMPLEMENTED: i32 = -6;
+
+async fn read_frame(r: &mut (impl AsyncRead + Unpin)) -> Option<Vec<u8>> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).await.ok()?;
+    let n = usize::try_from(i32::from_be_bytes(len)).ok()?;
+    let mut frame = len.to_vec();
+    frame.resize(4 + n, 0);
+    r.read_exact(&mut frame[4..]).await.ok()?;
+    Some(frame)
+}
+
+impl OldServer {
+    async fn start(target: String) -> OldServer {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let add_watches = Arc::new(AtomicI64::new(0));
+        let count = add_watches.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                let Ok(outbound) = TcpStream::connect(&target).await else {
+                    continue;
+                };
+                let count = count.clone();
+                tokio::spawn(async move {
+                    let (mut cr, cw) = inbound.into_split();
+                    let (mut sr, mut sw) = outbound.into_split();
+                    let cw = Arc::new(tokio::sync::Mutex::new(cw));
+                    let zxid = Arc::new(AtomicI64::new(0));
+                    let down = tokio::spawn({
+                        let (cw, zxid) = (cw.clone(), zxid.clone());
+                        async move {
+                            let mut first = true;
+                            while let Some(frame) = read_frame(&mut sr).await {
+                                if !first && frame.len() >= 16 {
+                                    let z = i64::from_be_bytes(frame[8..16].try_into().unwrap());
+                                    zxid.fetch_max(z, Ordering::SeqCst);
+                                }
+                                first = false;
+                                if cw.lock().await.write_all(&frame).await.is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    });
+                    // The connect request has no request header.
+                    let mut first = true;
+                    while let Some(frame) = read_frame(&mut cr).await {
+                        if !first && frame.len() >= 12 {
+                            let op = i32::from_be_bytes(frame[8..12].try_into().unwrap());
+                            if op == ADD_WATCH {
+                                count.fetch_add(1, Ordering::SeqCst);
+                                let mut reply = 16i32.to_be_bytes().to_vec();
+                                reply.extend_from_slice(&frame[4..8]); // xid
+                                reply.extend_from_slice(&zxid.load(Ordering::SeqCst).to_be_bytes());
+                                reply.extend_from_slice(&UNIMPLEMENTED.to_be_bytes());
+                                let _ = cw.lock().await.write_all(&reply).await;
+                                break; // and close, as the server does
+                            }
+                        }
+                        first = false;
+                        if sw.write_all(&frame).await.is_err() {
+                            break;
+                        }
+                    }
+                    down.abort();
+                });
+            }
+        });
+        OldServer {
+            port,
+            add_watches,
+            accept,
+        }
+    }
+}
+
+impl Drop for OldServer {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+/// `zk.watch=auto` (the default) against a server without persistent watches falls back
+/// to one-shot watches: the subscription works, sees changes, and later subscriptions
+/// do not ask again.
+#[tokio::test]
+async fn a_server_without_persistent_watches_gets_one_shot_watches() {
+    init_tracing();
+    let server = ZkServer::start();
+    let old = OldServer::start(server.address()).await;
+    let direct = server.registry_url("group=t_old&session=20000&timeout=20000");
+    let p = ZookeeperRegistry::connect(direct).await.unwrap();
+    p.register(provider(20880)).await.unwrap();
+    let url = Url::parse(&format!(
+        "zookeeper://127.0.0.1:{}?group=t_old&session=20000&timeout=20000",
+        old.port
+    ))
+    .unwrap();
+    let c = ZookeeperRegistry::connect(url).await.unwrap();
+    let (rec, l) = Recorder::new();
+    c.subscribe(consumer(), l).await.unwrap();
+    assert_eq!(rec.providers(), ["127.0.0.1:20880"]);
+    let asked = old.add_watches.load(Ordering::SeqCst);
+    assert!(asked >= 1, "addWatch was tried");
+    p.register(provider(20881)).await.unwrap();
+    rec.wait_providers(&["127.0.0.1:20880", "127.0.0.1:20881"], WAIT)
+        .await;
+    p.unregister(provider(20880)).await.unwrap();
+    rec.wait_providers(&["127.0.0.1:20881"], WAIT).await;
+    // Another subscription of the same registry goes straight to one-shot watches.
+    let (rec2, l2) = Recorder::new();
+    c.subscribe(consumer(), l2).await.unwrap();
+    assert_eq!(rec2.providers(), ["127.0.0.1:20881"]);
+    assert_eq!(old.add_watches.load(Ordering::SeqCst), asked);
+    p.destroy().await;
+    rec.wait_providers(&[], WAIT).await;
     c.destroy().await;
 }
