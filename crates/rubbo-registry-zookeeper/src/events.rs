@@ -208,8 +208,6 @@ async fn follow(
     watcher: &mut PersistentWatcher,
     rx: &mut watch::Receiver<Option<Conn>>,
 ) -> Followed {
-    // Name to its last event: created (`true`) or deleted.
-    let mut pending: HashMap<String, bool> = HashMap::new();
     let mut disconnected = false;
     loop {
         let event = tokio::select! {
@@ -223,6 +221,9 @@ async fn follow(
             // A burst (a provider restarting, many starting at once) is delivered once.
             tokio::time::sleep(inner.notify_delay).await;
         }
+        // This batch: each name to its last event, created (`true`) or deleted. A new
+        // map per batch: a burst of thousands does not keep its memory.
+        let mut pending: HashMap<String, bool> = HashMap::new();
         let mut relist = false;
         let mut ended = false;
         loop {
@@ -250,7 +251,7 @@ async fn follow(
         }
         if !pending.is_empty() {
             let (mut created, mut deleted) = (Vec::new(), Vec::new());
-            for (name, is_created) in pending.drain() {
+            for (name, is_created) in pending {
                 if is_created {
                     created.push(name);
                 } else {
