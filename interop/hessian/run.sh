@@ -22,7 +22,12 @@ if [ ! -f "$JAR" ]; then
 fi
 
 echo "== compile the Java side"
-mapfile -t SOURCES < <(find "$HERE/src" -name '*.java' | sort)
+# The contract types (User, Address, Gender, InteropException) are the interop project's own.
+CONTRACT="$ROOT/interop/java/src/main/java/org/rubbo/interop"
+mapfile -t SOURCES < <(
+    find "$HERE/src" -name '*.java'
+    for t in User Address Gender InteropException; do echo "$CONTRACT/$t.java"; done
+)
 timeout 120 javac -nowarn -d "$WORK/classes" -cp "$JAR" "${SOURCES[@]}"
 CP="$WORK/classes:$JAR"
 

@@ -1,3 +1,0 @@
-package org.rubbo.interop;
-
-public enum Gender { MALE, FEMALE }
