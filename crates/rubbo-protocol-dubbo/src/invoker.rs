@@ -113,14 +113,11 @@ impl DubboInvoker {
             let oneway = !inner.url.get_method_bool(method, "return", true);
             (inner.url.method_param::<Timeout>(method), oneway)
         });
-        let timeout = match inv.attachments().is_empty() {
-            true => timeout,
-            false => inv
-                .attachment_str(keys::TIMEOUT_KEY)
-                .and_then(|t| t.parse().ok())
-                .map(Duration::from_millis)
-                .unwrap_or(timeout),
-        };
+        // The call's own `timeout` attachment wins.
+        let timeout = inv
+            .attachment_str(keys::TIMEOUT_KEY)
+            .and_then(|t| t.parse().ok())
+            .map_or(timeout, Duration::from_millis);
         let meta = inner.meta(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
         let hint = inner
             .last_request_len
@@ -141,6 +138,19 @@ impl DubboInvoker {
             timeout,
             oneway,
         })
+    }
+}
+
+/// `call` boxed, inside `span` only when a subscriber records it: the wrapper would
+/// otherwise be polled on every wake-up for nothing.
+fn boxed_in(
+    span: tracing::Span,
+    call: impl std::future::Future<Output = Result<RpcResult, RpcError>> + Send + 'static,
+) -> InvokeFuture {
+    if span.is_disabled() {
+        Box::pin(call)
+    } else {
+        Box::pin(call.instrument(span))
     }
 }
 
@@ -177,11 +187,7 @@ impl Invoker for DubboInvoker {
                     .map_err(error_for_remoting)?;
                 Ok(RpcResult::null())
             };
-            return if span.is_disabled() {
-                Box::pin(call)
-            } else {
-                Box::pin(call.instrument(span))
-            };
+            return boxed_in(span, call);
         }
         // The request's future holds its connection, not this invoker.
         let request = self.inner.clients.request(body, HESSIAN2, timeout);
@@ -195,12 +201,7 @@ impl Invoker for DubboInvoker {
             codec::decode_response(resp.serialization, &resp.body)
                 .map_err(|e| RpcError::serialization(format!("cannot decode response: {e}")))
         };
-        // No subscriber wants the span: skip the wrapper polled on every wake-up.
-        if span.is_disabled() {
-            Box::pin(call)
-        } else {
-            Box::pin(call.instrument(span))
-        }
+        boxed_in(span, call)
     }
 
     fn url(&self) -> &Url {

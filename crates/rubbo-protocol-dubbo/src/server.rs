@@ -155,12 +155,13 @@ impl Handler for DubboHandler {
                 }
                 .boxed();
             }
+            // A one-way request gets no answer: nothing to encode.
             Ok(Started::Answered(result, reply)) => {
-                reply.answer(finish(Ok(result), reply, payload, conn), conn)
+                two_way.then(|| reply.answer(finish(Ok(result), reply, payload, conn), conn))
             }
-            Err(failure) => Reply::error(id, serialization, failure, conn),
+            Err(failure) => two_way.then(|| Reply::error(id, serialization, failure, conn)),
         };
-        futures::future::ready(two_way.then_some(answer)).boxed()
+        futures::future::ready(answer).boxed()
     }
 }
 

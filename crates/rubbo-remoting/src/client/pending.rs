@@ -4,8 +4,9 @@
 //! A call does not arm a timer of its own: its entry carries its deadline, and one
 //! sweeper per connection ([`Pending::run_timeouts`]) sleeps until the earliest
 //! deadline, fails the calls whose deadline passed and sleeps again. Per call that is
-//! one atomic `fetch_min` instead of a timer-wheel entry registered and cleared under
-//! the timer's locks (Java's `DefaultFuture` likewise shares one wheel timer).
+//! one atomic load (a `fetch_min` when its deadline is the earliest) instead of a
+//! timer-wheel entry registered and cleared under the timer's locks (Java's
+//! `DefaultFuture` likewise shares one wheel timer).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
