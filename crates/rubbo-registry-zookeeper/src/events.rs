@@ -17,16 +17,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use rubbo_registry::{RegistryError, RegistryResult, SharedListener, notify_safely};
+use rubbo_registry::{RegistryResult, SharedListener};
 use tokio::sync::{oneshot, watch};
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 use zookeeper_client::{
     AddWatchMode, Error as ZkError, EventType, PersistentWatcher, SessionState, WatchedEvent,
 };
 
-use crate::children::{ChildCache, ChildUpdate};
+use crate::children::ChildCache;
 use crate::registry::Inner;
 use crate::session::Conn;
+use crate::subscription::{deliver, next_conn, retry_later};
 
 /// How the event-driven loop ended.
 pub(crate) enum Outcome {
@@ -87,19 +88,8 @@ pub(crate) async fn watch_category_events(
     let mut dir_generation = 0;
     let mut retries = 0;
     loop {
-        let conn = rx.borrow_and_update().clone();
-        let Some(conn) = conn else {
-            if let Some(tx) = first.take() {
-                let _ = tx.send(Err(RegistryError::unavailable(
-                    inner.address.clone(),
-                    "no zookeeper session",
-                )));
-                return Outcome::Closed;
-            }
-            if rx.changed().await.is_err() {
-                return Outcome::Closed;
-            }
-            continue;
+        let Some(conn) = next_conn(&inner, &mut rx, &mut first).await else {
+            return Outcome::Closed;
         };
         // The first `addWatch` of the registry goes alone (see `Inner::watch_probe`).
         let probe = if inner.persistent_watch_unknown() {
@@ -142,15 +132,8 @@ pub(crate) async fn watch_category_events(
             }
             Err(e) => {
                 drop(probe);
-                let e = inner.zk_error(format!("watch {path}"), e);
-                if let Some(tx) = first.take() {
-                    let _ = tx.send(Err(e));
+                if !retry_later(&inner, &path, e, &mut rx, &mut first).await {
                     return Outcome::Closed;
-                }
-                warn!(path, error = %e, "watching registry path failed; retrying");
-                tokio::select! {
-                    _ = rx.changed() => {}
-                    _ = tokio::time::sleep(Duration::from_millis(500)) => {}
                 }
                 continue;
             }
@@ -177,19 +160,6 @@ pub(crate) async fn retry_first(e: &ZkError, retries: &mut u32) -> bool {
     *retries += 1;
     tokio::time::sleep(Duration::from_millis(50 << *retries)).await;
     true
-}
-
-fn deliver(path: &str, listener: &SharedListener, update: ChildUpdate, first: bool) {
-    if (update.changed || first) && !update.urls.is_empty() {
-        debug!(
-            path,
-            urls = update.urls.len(),
-            added = update.added,
-            removed = update.removed,
-            "notify"
-        );
-        notify_safely(&**listener, update.urls);
-    }
 }
 
 enum Followed {

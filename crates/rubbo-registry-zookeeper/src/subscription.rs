@@ -8,14 +8,15 @@ use rubbo_common::Url;
 use rubbo_common::keys::{CHECK_KEY, INTERFACE_KEY};
 
 use rubbo_registry::{RegistryError, RegistryResult, SharedListener, notify_safely};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use tracing::{debug, warn};
-use zookeeper_client::EventType;
+use zookeeper_client::{Error as ZkError, EventType};
 
-use crate::children::ChildCache;
+use crate::children::{ChildCache, ChildUpdate};
 use crate::events::{Outcome, retry_first, watch_category_events};
 use crate::paths;
 use crate::registry::{Inner, WatchMode};
+use crate::session::Conn;
 
 /// Watches the children of `path`: with a persistent watch ([`crate::events`]) unless
 /// the registry says otherwise or the server does not support it; else with the
@@ -65,19 +66,8 @@ async fn watch_children(
     let mut dir_generation = 0;
     let mut retries = 0;
     loop {
-        let conn = rx.borrow_and_update().clone();
-        let Some(conn) = conn else {
-            if let Some(tx) = first.take() {
-                let _ = tx.send(Err(RegistryError::unavailable(
-                    inner.address.clone(),
-                    "no zookeeper session",
-                )));
-                return;
-            }
-            if rx.changed().await.is_err() {
-                return;
-            }
-            continue;
+        let Some(conn) = next_conn(&inner, &mut rx, &mut first).await else {
+            return;
         };
         let listed = async {
             if dir_generation != conn.generation {
@@ -90,16 +80,7 @@ async fn watch_children(
         match listed {
             Ok((children, _, watcher)) => {
                 let update = cache.update_names(&children);
-                if (update.changed || first.is_some()) && !update.urls.is_empty() {
-                    debug!(
-                        path,
-                        urls = update.urls.len(),
-                        added = update.added,
-                        removed = update.removed,
-                        "notify"
-                    );
-                    notify_safely(&*listener, update.urls);
-                }
+                deliver(&path, &listener, update, first.is_some());
                 // Freed after the delivery: 20,000 names of 1 KB take a few tenths of a
                 // millisecond to free, which the listener need not wait for.
                 drop(children);
@@ -126,18 +107,72 @@ async fn watch_children(
             }
             Err(e) if first.is_some() && retry_first(&e, &mut retries).await => {}
             Err(e) => {
-                let e = inner.zk_error(format!("watch {path}"), e);
-                if let Some(tx) = first.take() {
-                    let _ = tx.send(Err(e));
+                if !retry_later(&inner, &path, e, &mut rx, &mut first).await {
                     return;
-                }
-                warn!(path, error = %e, "watching registry path failed; retrying");
-                tokio::select! {
-                    _ = rx.changed() => {}
-                    _ = tokio::time::sleep(Duration::from_millis(500)) => {}
                 }
             }
         }
+    }
+}
+
+/// The current session's connection, waiting for one. `None` ends the task: the
+/// registry closed, or there is no session while the first outcome is still owed (it
+/// is reported as unavailable).
+pub(crate) async fn next_conn(
+    inner: &Inner,
+    rx: &mut watch::Receiver<Option<Conn>>,
+    first: &mut Option<oneshot::Sender<RegistryResult<()>>>,
+) -> Option<Conn> {
+    loop {
+        if let Some(conn) = rx.borrow_and_update().clone() {
+            return Some(conn);
+        }
+        if let Some(tx) = first.take() {
+            let _ = tx.send(Err(RegistryError::unavailable(
+                inner.address.clone(),
+                "no zookeeper session",
+            )));
+            return None;
+        }
+        rx.changed().await.ok()?;
+    }
+}
+
+/// After watching `path` failed: reports the error as the first outcome when one is
+/// owed (`false`: the task ends); else logs it and waits 500 ms, or less if a new
+/// session comes, before the caller tries again (`true`).
+pub(crate) async fn retry_later(
+    inner: &Inner,
+    path: &str,
+    e: ZkError,
+    rx: &mut watch::Receiver<Option<Conn>>,
+    first: &mut Option<oneshot::Sender<RegistryResult<()>>>,
+) -> bool {
+    let e = inner.zk_error(format!("watch {path}"), e);
+    if let Some(tx) = first.take() {
+        let _ = tx.send(Err(e));
+        return false;
+    }
+    warn!(path, error = %e, "watching registry path failed; retrying");
+    tokio::select! {
+        _ = rx.changed() => {}
+        _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+    }
+    true
+}
+
+/// Delivers a category's list when it changed (or is the first), unless there is
+/// nothing to deliver (empty protection).
+pub(crate) fn deliver(path: &str, listener: &SharedListener, update: ChildUpdate, first: bool) {
+    if (update.changed || first) && !update.urls.is_empty() {
+        debug!(
+            path,
+            urls = update.urls.len(),
+            added = update.added,
+            removed = update.removed,
+            "notify"
+        );
+        notify_safely(&**listener, update.urls);
     }
 }
 
@@ -163,19 +198,8 @@ pub(crate) async fn watch_services(
     let mut known: HashSet<String> = HashSet::new();
     let mut tasks: Vec<AbortOnDrop> = Vec::new();
     loop {
-        let conn = rx.borrow_and_update().clone();
-        let Some(conn) = conn else {
-            if let Some(tx) = first.take() {
-                let _ = tx.send(Err(RegistryError::unavailable(
-                    inner.address.clone(),
-                    "no zookeeper session",
-                )));
-                return;
-            }
-            if rx.changed().await.is_err() {
-                return;
-            }
-            continue;
+        let Some(conn) = next_conn(&inner, &mut rx, &mut first).await else {
+            return;
         };
         let root = inner.root.clone();
         let listed = async {
@@ -229,15 +253,8 @@ pub(crate) async fn watch_services(
                 }
             }
             Err(e) => {
-                let e = inner.zk_error(format!("watch {}", inner.root), e);
-                if let Some(tx) = first.take() {
-                    let _ = tx.send(Err(e));
+                if !retry_later(&inner, &inner.root, e, &mut rx, &mut first).await {
                     return;
-                }
-                warn!(error = %e, "watching the registry root failed; retrying");
-                tokio::select! {
-                    _ = rx.changed() => {}
-                    _ = tokio::time::sleep(Duration::from_millis(500)) => {}
                 }
             }
         }
