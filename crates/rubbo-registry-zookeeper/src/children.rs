@@ -568,49 +568,8 @@ fn avalanche(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Builds [`SampledHasher`]s.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SampledState;
-
-impl BuildHasher for SampledState {
-    type Hasher = SampledHasher;
-    fn build_hasher(&self) -> SampledHasher {
-        SampledHasher(0x243f_6a88_85a3_08d3)
-    }
-}
-
-/// Hashes the length and at most the first and last 64 bytes of each write.
-#[derive(Debug, Clone)]
-pub struct SampledHasher(u64);
-
+/// The golden-ratio constant of the hashers above.
 const K: u64 = 0x9e37_79b9_7f4a_7c15;
-
-impl SampledHasher {
-    fn mix(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(23) ^ word).wrapping_mul(K);
-    }
-}
-
-impl Hasher for SampledHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        self.mix(bytes.len() as u64);
-        let head = &bytes[..bytes.len().min(64)];
-        let tail = &bytes[bytes.len().saturating_sub(64).max(head.len())..];
-        for chunk in head.chunks(8).chain(tail.chunks(8)) {
-            let mut buf = [0u8; 8];
-            buf[..chunk.len()].copy_from_slice(chunk);
-            self.mix(u64::from_le_bytes(buf));
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        // splitmix64 finalizer: spreads entropy to the low and the high bits.
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -890,15 +849,5 @@ mod tests {
             .map(|i| h.hash(name(i).as_bytes()).key)
             .collect();
         assert_eq!(keys.len(), 20_000);
-    }
-
-    #[test]
-    fn sampled_hash_distinguishes_middle_only_differences_by_equality() {
-        let mut m: HashMap<String, u32, SampledState> = HashMap::with_hasher(SampledState);
-        let a = format!("{}x{}", "a".repeat(100), "b".repeat(100));
-        let b = format!("{}y{}", "a".repeat(100), "b".repeat(100));
-        m.insert(a.clone(), 1);
-        m.insert(b.clone(), 2);
-        assert_eq!((m[&a], m[&b]), (1, 2));
     }
 }

@@ -16,7 +16,7 @@ mod registry;
 mod session;
 mod subscription;
 
-pub use children::{ChildCache, ChildUpdate, SampledHasher, SampledState};
+pub use children::{ChildCache, ChildUpdate};
 pub use factory::{ZookeeperRegistryFactory, register_factory, registry_factories};
 pub use registry::{
     BACKUP_KEY, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NOTIFY_DELAY, DEFAULT_SESSION_TIMEOUT,
