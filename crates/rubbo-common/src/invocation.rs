@@ -119,6 +119,17 @@ pub struct Invocation {
     attachments: Attachments,
     target: Option<Url>,
     deadline: Option<Instant>,
+    /// Provider side: the consumer's address and the local address it called.
+    peer: Option<Peer>,
+}
+
+/// The two ends of the connection a provider received a call on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer {
+    /// The consumer's address.
+    pub remote: std::net::SocketAddr,
+    /// The provider's local address the consumer reached.
+    pub local: std::net::SocketAddr,
 }
 
 impl Invocation {
@@ -134,6 +145,7 @@ impl Invocation {
             attachments: Attachments::new(),
             target: None,
             deadline: None,
+            peer: None,
         }
     }
 
@@ -194,6 +206,11 @@ impl Invocation {
         &self.method
     }
 
+    /// The method name, shared (cheap to keep past the call).
+    pub fn method_arc(&self) -> Arc<str> {
+        self.method.clone()
+    }
+
     /// The JVM parameter descriptors.
     pub fn parameter_types(&self) -> &str {
         self.parameter_types.as_deref().unwrap_or("")
@@ -247,5 +264,15 @@ impl Invocation {
     /// Sets the deadline of the whole call.
     pub fn set_deadline(&mut self, deadline: Instant) {
         self.deadline = Some(deadline);
+    }
+
+    /// Provider side: the connection the call came in on, as the protocol set it.
+    pub fn peer(&self) -> Option<Peer> {
+        self.peer
+    }
+
+    /// Records the connection the call came in on (protocols do, on the provider side).
+    pub fn set_peer(&mut self, peer: Peer) {
+        self.peer = Some(peer);
     }
 }

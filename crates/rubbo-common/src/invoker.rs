@@ -66,6 +66,10 @@ pub trait Invoker: Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// Adapts a [`BoxInvoker`] into a `tower::Service`, so tower middleware can wrap it.
+///
+/// `poll_ready` reports the invoker's availability: ready while
+/// [`Invoker::is_available`], a network error when it is not (a closed connection, a
+/// destroyed invoker), so tower's balancers and retries can act on it.
 #[derive(Debug, Clone)]
 pub struct InvokerService(pub BoxInvoker);
 
@@ -75,7 +79,14 @@ impl tower_service::Service<Invocation> for InvokerService {
     type Future = InvokeFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), RpcError>> {
-        Poll::Ready(Ok(()))
+        if self.0.is_available() {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Ready(Err(RpcError::network(format!(
+                "invoker for {} is not available",
+                self.0.url().address()
+            ))))
+        }
     }
 
     fn call(&mut self, invocation: Invocation) -> InvokeFuture {

@@ -133,6 +133,18 @@ keys! {
     ALIVE_KEY = "alive";
     /// Transporter.
     TRANSPORTER_KEY = "transporter";
+    /// Asynchronous call flag (attachment).
+    ASYNC_KEY = "async";
+    /// The remaining timeout of a countdown call, in ms (attachment).
+    TIMEOUT_ATTACHMENT_KEY = "_TO";
+    /// One deadline per consumer call, shared by its retries.
+    ENABLE_TIMEOUT_COUNTDOWN_KEY = "enable-timeout-countdown";
+    /// Provider calls allowed per `tps.interval`.
+    TPS_KEY = "tps";
+    /// The TPS window, in ms.
+    TPS_INTERVAL_KEY = "tps.interval";
+    /// Access log: `true` (to the log) or a file path.
+    ACCESS_LOG_KEY = "accesslog";
 }
 
 /// A typed URL parameter: its key, its value type and its default.

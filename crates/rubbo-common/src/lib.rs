@@ -17,6 +17,7 @@
 )]
 
 mod codec;
+pub mod descriptor;
 mod error;
 pub mod extension;
 pub mod filter;
@@ -31,13 +32,20 @@ pub mod url;
 pub use codec::HESSIAN2;
 pub use error::{ErrorKind, RpcError};
 pub use extension::{ExtensionError, ExtensionTable};
-pub use filter::{Filter, FilterFn, FilteredProtocol, Side, build_chain, filter_fn};
-pub use invocation::{Arguments, Attachments, Invocation};
+pub use filter::{Filter, FilterFn, FilteredProtocol, Side, filter_fn};
+pub use invocation::{Arguments, Attachments, Invocation, Peer};
 pub use invoker::{BoxFuture, BoxInvoker, InvokeFuture, Invoker, InvokerService, ServiceInvoker};
 pub use protocol::{Exporter, Protocol};
 pub use result::{BizException, Encoded, Outcome, Payload, RpcResult, TypedValue};
 pub use rubbo_hessian2::Value;
 pub use url::{Url, UrlError, UrlParams};
+
+/// The `$echo` method name (Java's `$ECHO`).
+pub const ECHO_METHOD: &str = "$echo";
+/// The generic invocation method name (Java's `$INVOKE`).
+pub const GENERIC_METHOD: &str = "$invoke";
+/// The asynchronous generic invocation method name (Java's `$INVOKE_ASYNC`).
+pub const GENERIC_ASYNC_METHOD: &str = "$invokeAsync";
 
 /// Builds a service key `{group}/{interface}:{version}`, omitting an empty group or
 /// version (Java's `BaseServiceMetadata.buildServiceKey`).

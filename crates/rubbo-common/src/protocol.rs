@@ -28,6 +28,11 @@ pub trait Protocol: Send + Sync + std::fmt::Debug + 'static {
 
     /// Unexports everything and closes every connection and server.
     fn destroy(&self) -> BoxFuture<'static, ()>;
+
+    /// Drops every server and its connections at once, without telling consumers and
+    /// without draining: what a crash looks like to them. For tests and demos of fault
+    /// tolerance. Default: nothing.
+    fn abort(&self) {}
 }
 
 /// A handle on one exported service.

@@ -3,10 +3,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use rubbo_common::filter::{Activate, Stage, build_chain};
 use rubbo_common::{
     BoxFuture, BoxInvoker, ErrorKind, Exporter, ExtensionTable, Filter, FilteredProtocol,
-    Invocation, InvokeFuture, Invoker, Payload, Protocol, RpcError, RpcResult, Side, Url, Value,
-    build_chain, filter_fn,
+    Invocation, InvokeFuture, Invoker, Payload, Protocol, RpcError, RpcResult, Url, Value,
+    filter_fn,
 };
 
 #[derive(Debug)]
@@ -35,8 +36,7 @@ impl Invoker for Recorder {
 #[derive(Debug)]
 struct Named {
     name: &'static str,
-    order: i32,
-    side: Option<Side>,
+    activate: Activate,
     seen: Arc<Mutex<Vec<String>>>,
 }
 
@@ -56,11 +56,8 @@ impl Filter for Named {
             next,
         )
     }
-    fn order(&self) -> i32 {
-        self.order
-    }
-    fn activate(&self, _url: &Url, side: Side) -> bool {
-        self.side.is_none_or(|s| s == side)
+    fn activate(&self) -> Activate {
+        self.activate
     }
 }
 
@@ -71,35 +68,136 @@ fn recorder(seen: &Arc<Mutex<Vec<String>>>) -> BoxInvoker {
     })
 }
 
-#[tokio::test]
-async fn filters_run_in_ascending_order_and_only_on_their_side() {
+fn table(
+    seen: &Arc<Mutex<Vec<String>>>,
+    filters: &[(&'static str, Activate)],
+) -> ExtensionTable<dyn Filter> {
+    let mut t: ExtensionTable<dyn Filter> = ExtensionTable::new("filter", "");
+    for (name, activate) in filters {
+        t.register(
+            *name,
+            Arc::new(Named {
+                name,
+                activate: *activate,
+                seen: seen.clone(),
+            }),
+        );
+    }
+    t
+}
+
+async fn run_chain(url: &str, filters: &[(&'static str, Activate)], stage: Stage) -> Vec<String> {
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let f = |name, order, side| -> Arc<dyn Filter> {
-        Arc::new(Named {
-            name,
-            order,
-            side,
-            seen: seen.clone(),
-        })
-    };
-    let filters = vec![
-        f("late", 10, None),
-        f("early", -10, None),
-        f("provider-only", 0, Some(Side::Provider)),
-        f("tie-a", 0, None),
-        f("tie-b", 0, None),
-    ];
-    let chain = build_chain(recorder(&seen), &filters, Side::Consumer);
+    let t = table(&seen, filters);
+    let service = Arc::new(Recorder {
+        url: Url::parse(url).unwrap(),
+        seen: seen.clone(),
+    });
+    let chain = build_chain(service, &t, stage).unwrap();
     chain.invoke(Invocation::new("S", "m")).await.unwrap();
+    seen.lock().unwrap().clone()
+}
+
+#[tokio::test]
+async fn filters_run_in_ascending_order_and_only_in_their_stage() {
+    let filters = [
+        ("late", Activate::both(10)),
+        ("early", Activate::both(-10)),
+        ("provider-only", Activate::provider(0)),
+        ("tie-b", Activate::consumer(0)),
+        ("tie-a", Activate::consumer(0)),
+        ("cluster-only", Activate::cluster(0)),
+        ("asked-only", Activate::on_demand()),
+    ];
+    let url = "dubbo://127.0.0.1:20880/S";
     assert_eq!(
-        *seen.lock().unwrap(),
-        vec![
+        run_chain(url, &filters, Stage::Consumer).await,
+        [
             "early",
             "tie-a",
             "tie-b",
             "late",
             "service:early,late,tie-a,tie-b"
         ]
+    );
+    assert_eq!(
+        run_chain(url, &filters, Stage::Provider).await,
+        [
+            "early",
+            "provider-only",
+            "late",
+            "service:early,late,provider-only"
+        ]
+    );
+    assert_eq!(
+        run_chain(url, &filters, Stage::Cluster).await,
+        ["cluster-only", "service:cluster-only"]
+    );
+}
+
+#[tokio::test]
+async fn filter_lists_add_remove_and_place_the_activated_ones_as_java_does() {
+    let filters = [
+        ("a", Activate::provider(1)),
+        ("b", Activate::provider(2)),
+        ("keyed", Activate::provider(0).when_keys(&["needs"])),
+        ("x", Activate::on_demand()),
+        ("y", Activate::on_demand()),
+    ];
+    let p = Stage::Provider;
+    let chain = |q: &'static str| format!("dubbo://h:1/S?{q}");
+    let order = |v: Vec<String>| {
+        v.into_iter()
+            .filter(|s| !s.starts_with("service:"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(order(run_chain(&chain(""), &filters, p).await), ["a", "b"]);
+    assert_eq!(
+        order(run_chain(&chain("needs=1"), &filters, p).await),
+        ["keyed", "a", "b"]
+    );
+    assert_eq!(
+        order(run_chain(&chain("m.needs=1"), &filters, p).await),
+        ["keyed", "a", "b"]
+    );
+    assert_eq!(
+        order(run_chain(&chain("needs="), &filters, p).await),
+        ["a", "b"]
+    );
+    assert_eq!(
+        order(run_chain(&chain("service.filter=y,x"), &filters, p).await),
+        ["a", "b", "y", "x"]
+    );
+    assert_eq!(
+        order(run_chain(&chain("service.filter=y,default,x"), &filters, p).await),
+        ["y", "a", "b", "x"]
+    );
+    assert_eq!(
+        order(run_chain(&chain("service.filter=-a,x"), &filters, p).await),
+        ["b", "x"]
+    );
+    assert_eq!(
+        order(run_chain(&chain("service.filter=-default,x"), &filters, p).await),
+        ["x"]
+    );
+    // Naming an activated filter moves it to where it is named.
+    assert_eq!(
+        order(run_chain(&chain("service.filter=y,a"), &filters, p).await),
+        ["b", "y", "a"]
+    );
+    // The consumer's list does not touch a provider chain.
+    assert_eq!(
+        order(run_chain(&chain("reference.filter=-default"), &filters, p).await),
+        ["a", "b"]
+    );
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let t = table(&seen, &filters);
+    let bad = Url::parse("dubbo://h:1/S?service.filter=a,nope").unwrap();
+    let err = rubbo_common::filter::select(&t, &bad, p).err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "no filter extension named \"nope\" (known: a, b, keyed, x, y)"
     );
 }
 
@@ -142,20 +240,13 @@ impl Protocol for FakeProtocol {
 #[tokio::test]
 async fn every_protocol_handed_out_is_wrapped_with_the_filter_chain() {
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let filters: Arc<[Arc<dyn Filter>]> = Arc::from(vec![
-        Arc::new(Named {
-            name: "consumer-f",
-            order: 0,
-            side: Some(Side::Consumer),
-            seen: seen.clone(),
-        }) as Arc<dyn Filter>,
-        Arc::new(Named {
-            name: "provider-f",
-            order: 0,
-            side: Some(Side::Provider),
-            seen: seen.clone(),
-        }),
-    ]);
+    let filters = Arc::new(table(
+        &seen,
+        &[
+            ("consumer-f", Activate::consumer(0)),
+            ("provider-f", Activate::provider(0)),
+        ],
+    ));
     let mut protocols: ExtensionTable<dyn Protocol> = ExtensionTable::new("protocol", "dubbo");
     protocols.register("dubbo", Arc::new(FakeProtocol { seen: seen.clone() }));
     let fs = filters.clone();

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rubbo_common::keys::{self, Timeout};
 use rubbo_common::{HESSIAN2, Invocation, InvokeFuture, Invoker, RpcError, RpcResult, Url};
@@ -113,11 +113,13 @@ impl DubboInvoker {
             let oneway = !inner.url.get_method_bool(method, "return", true);
             (inner.url.method_param::<Timeout>(method), oneway)
         });
-        // The call's own `timeout` attachment wins.
-        let timeout = inv
-            .attachment_str(keys::TIMEOUT_KEY)
-            .and_then(|t| t.parse().ok())
-            .map_or(timeout, Duration::from_millis);
+        // The call's deadline (the consumer's `deadline` filter sets one from the
+        // `timeout` attachment or the URL) wins over the URL's timeout; what remains of
+        // it, rounded up to the millisecond, is what the provider is told.
+        let timeout = match inv.deadline() {
+            Some(deadline) => remaining(deadline),
+            None => timeout,
+        };
         let meta = inner.meta(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
         let hint = inner
             .last_request_len
@@ -139,6 +141,14 @@ impl DubboInvoker {
             oneway,
         })
     }
+}
+
+/// The time left until `deadline`, rounded up to whole milliseconds (a deadline set
+/// `timeout` ms ago still sends `timeout`, not one less).
+fn remaining(deadline: Instant) -> Duration {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let ms = left.as_nanos().div_ceil(1_000_000);
+    Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX))
 }
 
 /// `call` boxed, inside `span` only when a subscriber records it: the wrapper would

@@ -13,13 +13,15 @@
 
 mod body;
 pub mod codec;
-pub mod descriptor;
-mod generic;
 mod invoker;
 mod names;
 mod protocol;
 mod server;
 pub mod status;
+
+/// JVM parameter descriptors (moved to `rubbo_common::descriptor`; kept here for
+/// existing users).
+pub use rubbo_common::descriptor;
 
 pub use invoker::DubboInvoker;
 pub use protocol::DubboProtocol;

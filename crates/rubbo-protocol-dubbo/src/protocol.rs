@@ -71,15 +71,6 @@ impl DubboProtocol {
             .collect()
     }
 
-    /// Drops every server and its connections at once, without the readonly event,
-    /// without draining and without unregistering anything: what a crash looks like
-    /// to consumers. For tests and demos; use [`Protocol::destroy`] to stop cleanly.
-    pub fn abort(&self) {
-        for (_, e) in self.inner.servers.lock().drain() {
-            e.server.abort();
-        }
-    }
-
     fn client_config(url: &Url) -> ClientConfig {
         ClientConfig::default()
             .with_connect_timeout(url.param::<keys::ConnectTimeout>())
@@ -206,6 +197,15 @@ impl Protocol for DubboProtocol {
                 .map_err(crate::status::error_for_remoting)?;
             Ok(Arc::new(DubboInvoker::new(url, clients, connections > 0)) as BoxInvoker)
         })
+    }
+
+    /// Drops every server and its connections at once, without the readonly event,
+    /// without draining and without unregistering anything: what a crash looks like
+    /// to consumers. Use [`Protocol::destroy`] to stop cleanly.
+    fn abort(&self) {
+        for (_, e) in self.inner.servers.lock().drain() {
+            e.server.abort();
+        }
     }
 
     fn destroy(&self) -> BoxFuture<'static, ()> {

@@ -9,17 +9,16 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use parking_lot::RwLock;
-use rubbo_common::keys::{self, Executes};
-use rubbo_common::{
-    BoxInvoker, ErrorKind, Invocation, InvokeFuture, Outcome, Payload, RpcError, RpcResult,
-};
+use std::time::{Duration, Instant};
+
+use rubbo_common::keys;
+use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, Peer, RpcError, RpcResult};
 use rubbo_remoting::{ConnectionInfo, Handler, Request, Response, Status};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::{debug, warn};
 
+use crate::body;
 use crate::codec::{self, DecodedRequest};
 use crate::status::status_for_error;
-use crate::{body, descriptor, generic};
 
 /// The exporter-map key: `{group}/{path}:{version}`, where version `0.0.0` or `*`
 /// and an empty group count as absent (Java's `GroupServiceKeyCache`).
@@ -31,25 +30,18 @@ pub(crate) fn exporter_key(group: Option<&str>, path: &str, version: Option<&str
 /// One exported service.
 #[derive(Debug)]
 pub(crate) struct Exported {
+    /// The service's invoker, with its provider filter chain.
     pub(crate) invoker: BoxInvoker,
     /// The interface name, shared into every invocation.
     interface: Arc<str>,
     /// The exporter key's parts, to match requests without building the key.
     group: Option<String>,
     version: Option<String>,
-    /// `executes`: the service's concurrency limit, when set.
-    limit: Option<Arc<Semaphore>>,
-    token: Option<String>,
 }
 
 impl Exported {
     pub(crate) fn new(invoker: BoxInvoker) -> Self {
         let url = invoker.url();
-        let executes = url.param::<Executes>();
-        let token = url
-            .get_param(keys::TOKEN_KEY)
-            .filter(|t| !t.is_empty() && *t != "false")
-            .map(str::to_owned);
         let norm = |v: Option<&str>| {
             v.filter(|v| !v.is_empty() && *v != "0.0.0" && *v != "*")
                 .map(str::to_owned)
@@ -58,9 +50,7 @@ impl Exported {
             interface: Arc::from(url.service_interface().unwrap_or_default()),
             group: url.group().map(str::to_owned),
             version: norm(url.version()),
-            limit: (executes > 0).then(|| Arc::new(Semaphore::new(executes as usize))),
             invoker,
-            token,
         }
     }
 }
@@ -143,10 +133,9 @@ impl Handler for DubboHandler {
         // exists: it keeps only what crosses the service's await, so it stays small
         // (its size decides how costly its allocation and every move of it are).
         let answer = match self.start(req, conn) {
-            Ok(Started::Call(call)) => {
+            Ok(call) => {
                 return async move {
                     let result = call.call.await;
-                    drop(call.permit);
                     if !two_way {
                         return None;
                     }
@@ -154,10 +143,6 @@ impl Handler for DubboHandler {
                     Some(reply.answer(finish(result, reply, payload, conn), conn))
                 }
                 .boxed();
-            }
-            // A one-way request gets no answer: nothing to encode.
-            Ok(Started::Answered(result, reply)) => {
-                two_way.then(|| reply.answer(finish(Ok(result), reply, payload, conn), conn))
             }
             Err(failure) => two_way.then(|| Reply::error(id, serialization, failure, conn)),
         };
@@ -200,16 +185,7 @@ impl Reply {
 /// A request on its way to its service.
 struct Pending {
     call: InvokeFuture,
-    /// The service's `executes` slot, held until the call ends.
-    permit: Option<OwnedSemaphorePermit>,
     reply: Reply,
-}
-
-enum Started {
-    /// The service is working on it.
-    Call(Pending),
-    /// Answered without the service (`$echo`).
-    Answered(RpcResult, Reply),
 }
 
 /// The response body for a call's outcome: a business exception is a result, any
@@ -259,7 +235,8 @@ fn finish(
 
 impl DubboHandler {
     /// Decodes `req`, finds its service and starts the call.
-    fn start(&self, req: Request, conn: ConnectionInfo) -> Result<Started, Failure> {
+    fn start(&self, req: Request, conn: ConnectionInfo) -> Result<Pending, Failure> {
+        let received = Instant::now();
         if let Some(broken) = &req.broken {
             warn!(peer = %conn.peer, reason = %broken, "bad request");
             return Err((
@@ -282,70 +259,32 @@ impl DubboHandler {
             capacity: req.body.len().clamp(64, 64 * 1024),
         };
         let exported = self.lookup(&decoded, conn.local)?;
-        let status = |e: RpcError| (status_for_error(&e), e.message().to_owned());
-        if let Some(token) = &exported.token {
-            if decoded.routing.token.as_deref() != Some(token.as_str()) {
-                return Err(status(RpcError::new(
-                    ErrorKind::Forbidden,
-                    format!(
-                        "invalid token from consumer {}, the service requires a token",
-                        conn.peer
-                    ),
-                )));
-            }
-        }
-        let permit = match &exported.limit {
-            Some(sem) => Some(sem.clone().try_acquire_owned().map_err(|_| {
-                status(RpcError::new(
-                    ErrorKind::LimitExceeded,
-                    format!(
-                        "Server side ({}) thread pool is exhausted: service {} reached its executes limit",
-                        conn.local, decoded.path
-                    ),
-                ))
-            })?),
-            None => None,
-        };
-        if &*decoded.method == "$echo" && &*decoded.parameter_types == descriptor::ECHO_DESC {
-            // EchoFilter: the argument comes back as sent.
-            let value = match decoded.arguments {
-                rubbo_common::Arguments::Encoded { encoded, .. } => Payload::Encoded(encoded),
-                other => Payload::Value(
-                    other
-                        .to_values()
-                        .map_err(status)?
-                        .into_iter()
-                        .next()
-                        .unwrap_or_default(),
-                ),
-            };
-            return Ok(Started::Answered(RpcResult::value(value), reply));
-        }
-        let generic = generic::is_generic(&decoded.method)
-            && &*decoded.parameter_types == descriptor::GENERIC_DESC;
         let mut inv = Invocation::new(exported.interface.clone(), decoded.method)
             .with_version(decoded.version)
             .with_parameter_types(decoded.parameter_types)
             .with_arguments(decoded.arguments);
-        if let Some(g) = decoded
-            .attachments
-            .get(keys::GROUP_KEY)
-            .and_then(|v| v.as_str())
-        {
-            inv = inv.with_group(g.to_owned());
+        let routing = decoded.routing;
+        if let Some(g) = routing.group {
+            inv = inv.with_group(g);
+        }
+        // The consumer's `timeout` is this call's deadline on the provider side.
+        if let Some(ms) = routing.timeout_ms {
+            inv.set_deadline(received + Duration::from_millis(ms));
         }
         *inv.attachments_mut() = decoded.attachments;
-        let call = if generic {
-            let real = generic::unwrap_generic(&inv).map_err(status)?;
-            call_generic(exported.invoker.invoke(real))
-        } else {
-            exported.invoker.invoke(inv)
-        };
-        Ok(Started::Call(Pending {
-            call,
-            permit,
+        // The codec keeps `token` out of the map (it reads it as routing); the token
+        // filter reads it from the invocation, as Java's does.
+        if let Some(token) = routing.token {
+            inv.set_attachment(keys::TOKEN_KEY, &*token);
+        }
+        inv.set_peer(Peer {
+            remote: conn.peer,
+            local: conn.local,
+        });
+        Ok(Pending {
+            call: exported.invoker.invoke(inv),
             reply,
-        }))
+        })
     }
 
     fn lookup(&self, req: &DecodedRequest, local: SocketAddr) -> Result<Arc<Exported>, Failure> {
@@ -370,20 +309,4 @@ impl DubboHandler {
             ),
         ))
     }
-}
-
-/// A generic call's result, generalized as Java's `GenericFilter` does: values to
-/// maps and lists, exceptions wrapped.
-fn call_generic(call: InvokeFuture) -> InvokeFuture {
-    Box::pin(async move {
-        let (outcome, attachments) = call.await?.into_parts();
-        let outcome = match outcome {
-            Outcome::Value(p) => Outcome::Value(match p {
-                Payload::Null => Payload::Null,
-                p => Payload::Value(generic::generalize(p.to_value()?)),
-            }),
-            Outcome::Exception(e) => Outcome::Exception(generic::wrap_exception(e)),
-        };
-        Ok(RpcResult::from_parts(outcome, attachments))
-    })
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use rubbo_common::FilteredProtocol;
 use rubbo_common::{
     Arguments, BizException, BoxInvoker, ErrorKind, Exporter, Invocation, InvokeFuture, Invoker,
     Payload, Protocol, RpcError, RpcResult, Url, Value,
@@ -73,6 +74,15 @@ async fn provider(protocol: &DubboProtocol, extra: &str) -> (Box<dyn Exporter>, 
     (exporter, port)
 }
 
+/// `protocol` with the built-in filter chains, as the bootstrap uses it: echo,
+/// generic and limits are filters, not part of the protocol.
+fn filtered(protocol: &DubboProtocol) -> FilteredProtocol {
+    FilteredProtocol::new(
+        Arc::new(protocol.clone()),
+        Arc::new(rubbo_filter::builtin_filters()),
+    )
+}
+
 /// A provider plus the count of calls that reached the service.
 async fn counted_provider(
     protocol: &DubboProtocol,
@@ -83,7 +93,7 @@ async fn counted_provider(
     ))
     .unwrap();
     let calls = Arc::new(AtomicUsize::new(0));
-    let exporter = protocol
+    let exporter = filtered(protocol)
         .export(Arc::new(Service {
             url,
             calls: calls.clone(),
@@ -107,7 +117,7 @@ async fn wait_calls(calls: &AtomicUsize, n: usize) {
 }
 
 async fn consumer(protocol: &DubboProtocol, port: u16, extra: &str) -> BoxInvoker {
-    protocol
+    filtered(protocol)
         .refer(Url::parse(&format!("dubbo://127.0.0.1:{port}/{IFACE}?version=1.0.0&application=rust-consumer&timeout=2000{extra}")).unwrap())
         .await
         .unwrap()
@@ -371,16 +381,26 @@ async fn executes_limit_answers_pool_exhausted_instead_of_queueing() {
     let (_exp, port, calls) = counted_provider(&server, "&executes=1").await;
     let client = consumer(&DubboProtocol::new(), port, "").await;
     let slow = client.invoke(call("slow", "I", Arguments::typed(1, (500,))));
-    let second = async {
+    // The limit is per method, as Java's `ExecuteLimitFilter` counts it: a second
+    // `slow` is refused while another method still runs.
+    let others = async {
         wait_calls(&calls, 1).await;
-        client
+        let second = client
+            .invoke(call("slow", "I", Arguments::typed(1, (1,))))
+            .await;
+        let other = client
             .invoke(call("echoInt", "I", Arguments::typed(1, (1,))))
-            .await
+            .await;
+        (second, other)
     };
-    let (a, b) = tokio::join!(slow, second);
+    let (a, (b, c)) = tokio::join!(slow, others);
     assert!(a.is_ok());
     let err = b.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::LimitExceeded, "{err}");
+    assert!(
+        c.is_ok(),
+        "another method is not limited by slow's calls: {c:?}"
+    );
 }
 
 #[tokio::test]

@@ -34,8 +34,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 use rubbo_cluster::ClusterContext;
+use rubbo_common::filter::{Stage, build_chain};
 use rubbo_common::keys;
-use rubbo_common::{BoxInvoker, Exporter, ExtensionTable, Protocol, RpcError, Url};
+use rubbo_common::{
+    BoxInvoker, Exporter, ExtensionTable, Filter, FilteredProtocol, Protocol, RpcError, Url,
+};
 use rubbo_protocol_dubbo::DubboProtocol;
 use rubbo_registry::RegistryFactory;
 use tracing::info;
@@ -63,6 +66,14 @@ pub fn registry_factories() -> ExtensionTable<dyn RegistryFactory> {
     t
 }
 
+/// The protocols built in: `dubbo`.
+pub fn protocols() -> ExtensionTable<dyn Protocol> {
+    let mut t: ExtensionTable<dyn Protocol> =
+        ExtensionTable::new("protocol", keys::defaults::PROTOCOL);
+    t.register(keys::defaults::PROTOCOL, Arc::new(DubboProtocol::new()));
+    t
+}
+
 /// Builds a [`Rubbo`]. See [`Rubbo::builder`].
 #[derive(Debug, Clone)]
 pub struct RubboBuilder {
@@ -70,8 +81,13 @@ pub struct RubboBuilder {
     registries: Vec<String>,
     host: String,
     port: u16,
+    /// The protocols services are exported on, with their ports; empty: `dubbo` on
+    /// `port`.
+    exports: Vec<(String, u16)>,
     params: Vec<(String, String)>,
     registry_factories: Option<Arc<ExtensionTable<dyn RegistryFactory>>>,
+    protocols: Vec<(String, Arc<dyn Protocol>)>,
+    filters: Vec<(String, Arc<dyn Filter>)>,
 }
 
 impl RubboBuilder {
@@ -97,9 +113,56 @@ impl RubboBuilder {
         self
     }
 
-    /// The dubbo protocol port (default 20880; 0 picks a free one).
+    /// The dubbo protocol port (default 20880; 0 picks a free one), used when no
+    /// [`protocol`](Self::protocol) is configured.
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
+        self
+    }
+
+    /// Exports every service on protocol `name` (a name of the protocol table:
+    /// `dubbo`, or one added with [`protocol_extension`](Self::protocol_extension)) at
+    /// `port` (0 picks a free one). Call once per protocol: a service is exported on
+    /// each. With none, services are exported on `dubbo` at [`port`](Self::port).
+    pub fn protocol(mut self, name: impl Into<String>, port: u16) -> Self {
+        self.exports.push((name.into(), port));
+        self
+    }
+
+    /// Adds (or replaces) a protocol implementation under `name`, for
+    /// [`protocol`](Self::protocol) and for referring `name://` providers.
+    pub fn protocol_extension(
+        mut self,
+        name: impl Into<String>,
+        protocol: Arc<dyn Protocol>,
+    ) -> Self {
+        self.protocols.push((name.into(), protocol));
+        self
+    }
+
+    /// Adds (or replaces) a filter under `name`. It runs where its
+    /// [`Activate`](rubbo_common::filter::Activate) says, or where named in
+    /// `service.filter` / `reference.filter` (see [`rubbo_common::filter`]).
+    ///
+    /// ```
+    /// use rubbo::filter::Activate;
+    /// use rubbo::{filter_fn, BoxInvoker, Invocation, Rubbo};
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// // Counts every call this application serves.
+    /// let served = Arc::new(AtomicU64::new(0));
+    /// let count = served.clone();
+    /// let counter = filter_fn(move |inv: Invocation, next: BoxInvoker| {
+    ///     count.fetch_add(1, Ordering::Relaxed);
+    ///     next.invoke(inv)
+    /// })
+    /// .with_activate(Activate::provider(0));
+    /// let app = Rubbo::builder().application("demo").filter("count", counter).build()?;
+    /// # Ok::<(), rubbo::RpcError>(())
+    /// ```
+    pub fn filter(mut self, name: impl Into<String>, filter: impl Filter) -> Self {
+        self.filters.push((name.into(), Arc::new(filter)));
         self
     }
 
@@ -138,10 +201,26 @@ impl RubboBuilder {
             let name = name.protocol().unwrap_or_default();
             factories.get(name).map_err(|e| config_err(e.to_string()))?;
         }
-        let dubbo = DubboProtocol::new();
-        let mut protocols: ExtensionTable<dyn Protocol> =
-            ExtensionTable::new("protocol", keys::defaults::PROTOCOL);
-        protocols.register("dubbo", Arc::new(dubbo.clone()));
+        let mut filters = rubbo_filter::builtin_filters();
+        for (name, f) in self.filters {
+            filters.register(name, f);
+        }
+        let filters = Arc::new(filters);
+        let mut raw = protocols();
+        for (name, p) in self.protocols {
+            raw.register(name, p);
+        }
+        let exports = if self.exports.is_empty() {
+            vec![(keys::defaults::PROTOCOL.to_owned(), self.port)]
+        } else {
+            self.exports
+        };
+        for (name, _) in &exports {
+            raw.get(name).map_err(|e| config_err(e.to_string()))?;
+        }
+        let mut protocols = raw.clone();
+        let fs = filters.clone();
+        protocols.add_wrapper(move |p| Arc::new(FilteredProtocol::new(p, fs.clone())));
         let protocols = Arc::new(protocols);
         let cluster = ClusterContext::default();
         let registry_protocol =
@@ -151,9 +230,11 @@ impl RubboBuilder {
                 application: self.application,
                 registries,
                 host: self.host,
-                port: self.port,
+                exports,
                 params: self.params,
-                dubbo,
+                raw_protocols: raw,
+                protocols,
+                filters,
                 registry_protocol,
                 cluster,
                 exporters: Mutex::new(Vec::new()),
@@ -174,9 +255,14 @@ struct Inner {
     application: String,
     registries: Vec<Url>,
     host: String,
-    port: u16,
+    /// The protocols services are exported on, with their ports.
+    exports: Vec<(String, u16)>,
     params: Vec<(String, String)>,
-    dubbo: DubboProtocol,
+    /// The protocols as registered, to stop them.
+    raw_protocols: ExtensionTable<dyn Protocol>,
+    /// The protocols with their filter chains, to export and refer with.
+    protocols: Arc<ExtensionTable<dyn Protocol>>,
+    filters: Arc<ExtensionTable<dyn Filter>>,
     registry_protocol: RegistryProtocol,
     cluster: ClusterContext,
     exporters: Mutex<Vec<Arc<dyn Exporter>>>,
@@ -199,8 +285,11 @@ impl Rubbo {
             registries: Vec::new(),
             host: "127.0.0.1".to_owned(),
             port: keys::defaults::DUBBO_PORT,
+            exports: Vec::new(),
             params: Vec::new(),
             registry_factories: None,
+            protocols: Vec::new(),
+            filters: Vec::new(),
         }
     }
 
@@ -214,15 +303,26 @@ impl Rubbo {
         &self.inner.cluster
     }
 
-    /// The provider URL a service is exported under (before the port is bound).
+    /// The provider URL a service is exported under on the first configured protocol
+    /// (before the port is bound).
     pub fn provider_url(&self, service: &ServiceDescriptor) -> Result<Url, RpcError> {
+        let (protocol, port) = &self.inner.exports[0];
+        self.provider_url_on(service, protocol, *port)
+    }
+
+    fn provider_url_on(
+        &self,
+        service: &ServiceDescriptor,
+        protocol: &str,
+        port: u16,
+    ) -> Result<Url, RpcError> {
         let i = &self.inner;
         let mut methods: Vec<&str> = service.methods.iter().map(|m| m.name).collect();
         methods.sort_unstable();
         methods.dedup();
         let mut url = Url::parse(&format!(
-            "dubbo://{}:{}/{}",
-            i.host, i.port, service.interface
+            "{protocol}://{}:{port}/{}",
+            i.host, service.interface
         ))
         .map_err(|e| config_err(e.to_string()))?
         .with_params([
@@ -249,15 +349,46 @@ impl Rubbo {
         Ok(url)
     }
 
-    /// Exports a service (a generated `XServer`) on the dubbo protocol and registers it
-    /// in every registry. Returns the URL it is reachable at.
+    /// Exports a service (a generated `XServer`) on every configured protocol and
+    /// registers it in every registry. Returns the URL it is reachable at on the first
+    /// protocol.
     pub async fn export<D: Dispatch>(&self, service: D) -> Result<Url, RpcError> {
-        let url = self.provider_url(service.service())?;
-        let invoker = ServerInvoker::new(service, url.clone()).boxed();
         let i = &self.inner;
+        let service_invoker = Arc::new(ServerInvoker::new(service, Url::new("local", &i.host, 0)));
         let mut exported = Vec::new();
+        let mut reachable = None;
+        for (protocol, port) in &i.exports {
+            let url = self.provider_url_on(service_invoker.get_ref().service(), protocol, *port)?;
+            let invoker: BoxInvoker = Arc::new(Rebased::new(
+                service_invoker.clone() as BoxInvoker,
+                url.clone(),
+            ));
+            let first = self.export_on(invoker, url).await?;
+            reachable.get_or_insert_with(|| first.url());
+            exported.extend(std::iter::once(first));
+        }
+        let reachable = reachable.ok_or_else(|| config_err("no protocol to export on"))?;
+        info!(service = %reachable.service_key(), addr = %reachable.address(), "service exported");
+        Ok(reachable)
+    }
+
+    /// Exports `invoker` (reporting the provider URL `url`) on its protocol, and
+    /// registers it in every registry; the exporters are kept for shutdown. Returns
+    /// the first exporter (the one bound to the port).
+    async fn export_on(
+        &self,
+        invoker: BoxInvoker,
+        url: Url,
+    ) -> Result<Arc<dyn Exporter>, RpcError> {
+        let i = &self.inner;
+        let mut exported: Vec<Arc<dyn Exporter>> = Vec::new();
         if i.registries.is_empty() {
-            exported.push(Arc::from(i.dubbo.export(invoker).await?));
+            let name = url.protocol().unwrap_or(keys::defaults::PROTOCOL);
+            let protocol = i
+                .protocols
+                .get(name)
+                .map_err(|e| config_err(e.to_string()))?;
+            exported.push(Arc::from(protocol.export(invoker).await?));
         } else {
             // The first registry's export binds the server; the others register it.
             let mut bound: Option<Url> = None;
@@ -284,10 +415,12 @@ impl Rubbo {
                 exported.push(exporter);
             }
         }
-        let reachable = exported.first().map(|e| e.url()).unwrap_or(url);
-        info!(service = %reachable.service_key(), addr = %reachable.address(), "service exported");
+        let first = exported
+            .first()
+            .cloned()
+            .ok_or_else(|| config_err("nothing exported"))?;
         i.exporters.lock().extend(exported);
-        Ok(reachable)
+        Ok(first)
     }
 
     fn registry_url(&self, registry: &Url) -> Url {
@@ -360,8 +493,25 @@ impl Rubbo {
             let dir = i.cluster.static_directory(consumer, invokers);
             i.cluster.join(dir).map_err(|e| config_err(e.to_string()))?
         };
+        let invoker = self.cluster_chain(invoker)?;
         i.references.lock().push(invoker.clone());
         Ok(invoker)
+    }
+
+    /// `invoker` (a cluster) inside the cluster-stage consumer filters.
+    fn cluster_chain(&self, invoker: BoxInvoker) -> Result<BoxInvoker, RpcError> {
+        build_chain(invoker, &self.inner.filters, Stage::Cluster)
+            .map_err(|e| config_err(e.to_string()))
+    }
+
+    /// The filter table: the built-ins and the builder's.
+    pub fn filters(&self) -> &Arc<ExtensionTable<dyn Filter>> {
+        &self.inner.filters
+    }
+
+    /// The protocol table, each protocol inside its filter chains.
+    pub fn protocols(&self) -> &Arc<ExtensionTable<dyn Protocol>> {
+        &self.inner.protocols
     }
 
     /// An invoker for `service` at a fixed provider address (`dubbo://host:port`),
@@ -381,13 +531,19 @@ impl Rubbo {
             let url = a
                 .with_path(service.interface)
                 .with_params(params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-            invokers.push(i.dubbo.refer(url).await?);
+            let name = url.protocol().unwrap_or(keys::defaults::PROTOCOL);
+            let protocol = i
+                .protocols
+                .get(name)
+                .map_err(|e| config_err(e.to_string()))?;
+            invokers.push(protocol.refer(url).await?);
         }
         let consumer = Url::parse(&format!("consumer://{}/{}", i.host, service.interface))
             .map_err(|e| config_err(e.to_string()))?
             .with_params(params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let dir = i.cluster.static_directory(consumer, invokers);
         let invoker = i.cluster.join(dir).map_err(|e| config_err(e.to_string()))?;
+        let invoker = self.cluster_chain(invoker)?;
         i.references.lock().push(invoker.clone());
         Ok(invoker)
     }
@@ -397,7 +553,11 @@ impl Rubbo {
     /// tolerance; use [`shutdown`](Self::shutdown) to stop cleanly.
     pub fn abort(&self) {
         self.inner.exporters.lock().clear();
-        self.inner.dubbo.abort();
+        for name in self.inner.raw_protocols.names() {
+            if let Ok(p) = self.inner.raw_protocols.get(&name) {
+                p.abort();
+            }
+        }
     }
 
     /// Graceful shutdown: unregister every service first (its registry node is gone at
@@ -408,7 +568,9 @@ impl Rubbo {
         for r in self.inner.references.lock().drain(..) {
             r.destroy();
         }
-        self.inner.dubbo.destroy().await;
+        let raw = &self.inner.raw_protocols;
+        let stops = raw.names().into_iter().filter_map(|n| raw.get(&n).ok());
+        futures::future::join_all(stops.map(|p| p.destroy())).await;
     }
 }
 

@@ -65,12 +65,14 @@ pub mod dev_registry;
 mod java_type;
 pub mod registry_protocol;
 
-pub use bootstrap::{Rubbo, RubboBuilder, registry_factories};
+pub use bootstrap::{Rubbo, RubboBuilder, protocols, registry_factories};
 pub use java_type::JavaType;
+pub use rubbo_common::filter;
 pub use rubbo_common::{
     Arguments, Attachments, BizException, BoxInvoker, ErrorKind, Exporter, Filter, Invocation,
     InvokeFuture, Invoker, Payload, Protocol, RpcError, RpcResult, Url, Value, filter_fn,
 };
+pub use rubbo_filter::builtin_filters;
 pub use rubbo_hessian2::{BigDecimal, BigInteger, Date};
 pub use rubbo_protocol_dubbo::DubboProtocol;
 

@@ -1,14 +1,15 @@
-//! Generic invocation (`$invoke`) and echo (`$echo`) on the provider side, as Java's
-//! `GenericFilter` and `EchoFilter` do them.
+//! The conversions of a generic call, as Java's `GenericFilter` and `PojoUtils` do
+//! them: `$invoke(method, types, args)` to the real call, results to maps.
 
-use rubbo_common::{Arguments, BizException, Invocation, RpcError, Value};
+use rubbo_common::{
+    Arguments, BizException, GENERIC_ASYNC_METHOD, GENERIC_METHOD, Invocation, RpcError, Value,
+    descriptor,
+};
 use rubbo_hessian2::Map;
-
-use crate::descriptor;
 
 /// `$invoke` / `$invokeAsync`.
 pub(crate) fn is_generic(method: &str) -> bool {
-    method == "$invoke" || method == "$invokeAsync"
+    method == GENERIC_METHOD || method == GENERIC_ASYNC_METHOD
 }
 
 /// Turns `$invoke(method, types, args)` into the call it stands for: the real method,
@@ -125,7 +126,7 @@ pub(crate) fn generalize(v: Value) -> Value {
 }
 
 /// The class Java's `GenericFilter` wraps a generic call's exception in.
-pub(crate) const GENERIC_EXCEPTION: &str = "com.alibaba.dubbo.rpc.service.GenericException";
+pub const GENERIC_EXCEPTION: &str = "com.alibaba.dubbo.rpc.service.GenericException";
 
 /// A generic call's business exception as Java's `GenericFilter` sends it: a
 /// `GenericException` carrying the original class and message in `exceptionClass`

@@ -8,7 +8,7 @@ pub const ECHO_DESC: &str = "Ljava/lang/Object;";
 /// The number of parameters in a concatenated descriptor, or `None` when malformed.
 ///
 /// ```
-/// use rubbo_protocol_dubbo::descriptor::count;
+/// use rubbo_common::descriptor::count;
 /// assert_eq!(count(""), Some(0));
 /// assert_eq!(count("Ljava/lang/String;I[B[[Ljava/util/List;J"), Some(5));
 /// assert_eq!(count("Ljava/lang/String"), None);
@@ -39,7 +39,7 @@ pub fn count(desc: &str) -> Option<usize> {
 /// to its descriptor. Used to turn `$invoke` parameter types into a method descriptor.
 ///
 /// ```
-/// use rubbo_protocol_dubbo::descriptor::name_to_desc;
+/// use rubbo_common::descriptor::name_to_desc;
 /// assert_eq!(name_to_desc("int"), "I");
 /// assert_eq!(name_to_desc("java.lang.String"), "Ljava/lang/String;");
 /// assert_eq!(name_to_desc("java.lang.String[]"), "[Ljava/lang/String;");
@@ -79,7 +79,7 @@ pub fn name_to_desc(name: &str) -> String {
 /// The inverse of [`name_to_desc`] for one descriptor: the `Class.getName()` form.
 ///
 /// ```
-/// use rubbo_protocol_dubbo::descriptor::split_names;
+/// use rubbo_common::descriptor::split_names;
 /// assert_eq!(split_names("Ljava/lang/String;I[B"), Some(vec![
 ///     "java.lang.String".to_owned(), "int".to_owned(), "[B".to_owned()]));
 /// ```
