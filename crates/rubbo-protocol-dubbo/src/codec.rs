@@ -821,7 +821,8 @@ impl RawAttachments<'_> {
                 "version" if !v.is(version) => {
                     routing.version = Some(v.to_arc(k)?.unwrap_or_else(empty));
                 }
-                "group" => routing.group = v.to_arc(k)?.filter(|g| !g.is_empty()),
+                // An empty or null group is no group.
+                "group" if !v.is("") => routing.group = v.to_arc(k)?,
                 "timeout" => routing.timeout_ms = v.to_ms(),
                 // Java reads the token only where one is required, and a non-string
                 // one then fails the check: no token.

@@ -782,3 +782,19 @@ fn the_usual_request_reads_its_attachments_on_the_direct_path() {
     );
     assert_eq!(req.attachment("rubbo-key"), Some("value-1"));
 }
+
+#[test]
+fn attachments_may_be_a_reference_to_an_argument_map() {
+    // Java's `readObject(Map.class)` follows a back-reference (`Q` + index) to a map
+    // read earlier in the body: the first argument here.
+    let mut head = echo_head();
+    head[4] = Value::from("Ljava/util/Map;");
+    let arg = map(vec![
+        (Value::from("group"), Value::from("g1")),
+        (Value::from("k"), Value::from("v")),
+    ]);
+    let req = decode_ok(&request_body(head, &[arg], Some(&[b'Q', 0x90])));
+    assert_eq!(req.routing.group.as_deref(), Some("g1"));
+    assert_eq!(req.attachment("k"), Some("v"));
+    assert_eq!(req.arguments.len(), 1);
+}
