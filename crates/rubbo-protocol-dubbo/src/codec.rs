@@ -56,6 +56,35 @@ pub enum CodecError {
     /// The serialization id is not Hessian 2.
     #[error("unsupported serialization id {0} (supported: 2 = hessian2)")]
     Serialization(u8),
+    /// A leading field of a request body is neither a string, `null`, a boolean nor
+    /// a number (what Java's `Hessian2Input.readString` reads as text).
+    #[error("the {field} is not a string (found {found})")]
+    NotAString {
+        /// Which field (`method name`, ...).
+        field: &'static str,
+        /// What came instead (a [`Value::kind_name`]).
+        found: &'static str,
+    },
+    /// The body's service path is `null`: Java's provider finds no service for it
+    /// (its serialization check), whatever the attachments say.
+    #[error("Service null:{0} not found, invocation rejected (the service path is null)")]
+    NullPath(String),
+    /// The method name is `null` while parameter types are given: Java's provider
+    /// finds no method for it.
+    #[error("Service not found:{0}, null (the method name is null)")]
+    NullMethod(String),
+    /// The parameter type descriptor is `null` (Java fails reading its length).
+    #[error("the parameter types descriptor is null")]
+    NullDescriptor,
+    /// A routing attachment (`path`, `version`, `group`) holds a list, map or
+    /// object, which Java's provider cannot use as a string either.
+    #[error("attachment \"{key}\" is not a string (found {found})")]
+    BadAttachment {
+        /// The attachment key.
+        key: &'static str,
+        /// What came instead (a [`Value::kind_name`]).
+        found: &'static str,
+    },
 }
 
 /// What the consumer adds to the attachments of every request, beside the call's own.
@@ -344,7 +373,12 @@ fn decode_request_with(
     let dubbo_version: Cow<'static, str> = match d.read_ascii() {
         Some(v) if v == DUBBO_VERSION.as_bytes() => Cow::Borrowed(DUBBO_VERSION),
         Some(v) => Cow::Owned(String::from_utf8_lossy(v).into_owned()),
-        None => Cow::Owned(d.read_str()?.into_owned()),
+        // Java keeps a null version (and then sends no response attachments).
+        None => Cow::Owned(
+            read_java_string(&mut d, "dubbo version")?
+                .map(Cow::into_owned)
+                .unwrap_or_default(),
+        ),
     };
     // The four names are looked up by their encoded bytes: skipped here, decoded only
     // when the cache has not seen them.
@@ -355,28 +389,7 @@ fn decode_request_with(
         }
     }
     let names = names::lookup(&body[names_start..d.position()], || {
-        let mut n = Decoder::new(&body[names_start..d.position()]);
-        let path = n.read_str()?;
-        let version = if n.read_null()? {
-            Cow::Borrowed("")
-        } else {
-            n.read_str()?
-        };
-        let method = n.read_str()?;
-        let parameter_types = if n.read_null()? {
-            Cow::Borrowed("")
-        } else {
-            n.read_str()?
-        };
-        let count = descriptor::count(&parameter_types)
-            .ok_or_else(|| CodecError::BadDescriptor(parameter_types.to_string()))?;
-        Ok::<_, CodecError>(Names {
-            path: Arc::from(&*path),
-            version: Arc::from(&*version),
-            method: Arc::from(&*method),
-            parameter_types: Arc::from(&*parameter_types),
-            count,
-        })
+        read_names(&body[names_start..d.position()])
     })?;
     let Names {
         path,
@@ -414,7 +427,110 @@ fn decode_request_with(
     })
 }
 
-/// A string borrowed from the frame when it is contiguous there.
+/// Reads the four names after the dubbo version (path, service version, method,
+/// parameter types) the way Java's `DecodeableRpcInvocation` does: each with
+/// `readUTF` (see [`read_java_string`]), then the checks Java makes before reading
+/// the arguments.
+fn read_names(input: &[u8]) -> Result<Names, CodecError> {
+    let mut n = Decoder::new(input);
+    let path = read_java_string(&mut n, "service path")?;
+    // A null version is the default one (Java's `keyWithoutGroup`).
+    let version = read_java_string(&mut n, "service version")?.unwrap_or_default();
+    let method = read_java_string(&mut n, "method name")?;
+    let parameter_types = read_java_string(&mut n, "parameter types descriptor")?;
+    let Some(path) = path else {
+        let version = if version.is_empty() {
+            rubbo_common::keys::defaults::VERSION
+        } else {
+            &version
+        };
+        return Err(CodecError::NullPath(version.to_owned()));
+    };
+    let parameter_types = parameter_types.ok_or(CodecError::NullDescriptor)?;
+    // With no parameter types Java looks no method up while decoding; with some, a
+    // null name matches none (nor the generic or echo names).
+    let method = match method {
+        Some(m) => m,
+        None if parameter_types.is_empty() => Cow::Borrowed(""),
+        None => return Err(CodecError::NullMethod(path.into_owned())),
+    };
+    let count = descriptor::count(&parameter_types)
+        .ok_or_else(|| CodecError::BadDescriptor(parameter_types.to_string()))?;
+    Ok(Names {
+        path: Arc::from(&*path),
+        version: Arc::from(&*version),
+        method: Arc::from(&*method),
+        parameter_types: Arc::from(&*parameter_types),
+        count,
+    })
+}
+
+/// Reads a string field as Java's `Hessian2Input.readString` does: a string, `None`
+/// for `null`, or a boolean or number as its text (`5`, `true`, `1.0`). Anything else
+/// (a list, map, object, binary, date) is [`CodecError::NotAString`].
+fn read_java_string<'de>(
+    d: &mut Decoder<'de>,
+    field: &'static str,
+) -> Result<Option<Cow<'de, str>>, CodecError> {
+    if let Some(&tag) = d.remaining().first() {
+        if matches!(tag, 0x00..=0x1f | 0x30..=0x33 | b'R' | b'S') {
+            return Ok(Some(d.read_str()?));
+        }
+    }
+    match d.read_value()? {
+        Value::Null => Ok(None),
+        v => scalar_text(&v)
+            .map(|s| Some(Cow::Owned(s)))
+            .ok_or(CodecError::NotAString {
+                field,
+                found: v.kind_name(),
+            }),
+    }
+}
+
+/// The text Java's `readString` makes of a scalar: strings as they are, booleans
+/// and numbers as `String.valueOf` writes them. `None` for anything else.
+fn scalar_text(v: &Value) -> Option<String> {
+    Some(match v {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Long(l) => l.to_string(),
+        Value::Double(f) => java_double(*f),
+        _ => return None,
+    })
+}
+
+/// A double as Java's `Double.toString` writes it: `1.0`, `0.25`, `1.0E10`,
+/// `1.5E-5`, `NaN`, `Infinity` (decimal form from 10^-3 up to 10^7).
+fn java_double(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".to_owned();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
+    }
+    let with_point = |m: &str| {
+        if m.contains('.') {
+            m.to_owned()
+        } else {
+            format!("{m}.0")
+        }
+    };
+    let a = f.abs();
+    if a == 0.0 || (1e-3..1e7).contains(&a) {
+        with_point(&f.to_string())
+    } else {
+        let s = format!("{f:e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        format!("{}E{e}", with_point(m))
+    }
+}
+
+/// An attachment key: a string (borrowed from the frame when it is contiguous
+/// there), or a boolean or integer as its text. Java keeps other keys as objects, and
+/// its provider then fails on them (`ContextFilter` casts every key to `String`): a
+/// `null`, list or map key is an error here.
 struct Str<'de>(Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Str<'de> {
@@ -423,7 +539,7 @@ impl<'de> Deserialize<'de> for Str<'de> {
         impl<'de> Visitor<'de> for V {
             type Value = Str<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
+                f.write_str("a string attachment key")
             }
             fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
                 Ok(Str(Cow::Borrowed(v)))
@@ -449,7 +565,9 @@ impl<'de> Deserialize<'de> for Str<'de> {
 }
 
 /// The attachment map as read from the frame: routing keys borrowed (by their index
-/// in [`ROUTING_KEYS`]; a repeated key keeps its last value), others owned.
+/// in [`ROUTING_KEYS`]; a repeated key keeps its last value), others owned. Values
+/// are kept as Java keeps them: `null` stays [`Value::Null`], other objects stay
+/// values (Java's `readAttachments` is `readObject(Map.class)`).
 #[derive(Default)]
 struct RawAttachments<'de> {
     known: [Option<AttStr<'de>>; ROUTING_KEYS.len()],
@@ -458,39 +576,79 @@ struct RawAttachments<'de> {
 
 /// A routing attachment's value as read: plain ASCII bytes straight from the frame
 /// (compared and parsed as bytes, so the usual values are never validated as UTF-8
-/// nor copied), or text from the general path.
+/// nor copied), text from the general path, `null`, or any other value.
 #[derive(Debug, Clone, PartialEq)]
 enum AttStr<'de> {
     Ascii(&'de [u8]),
     Text(Cow<'de, str>),
+    Null,
+    Other(Value),
 }
 
 impl<'de> AttStr<'de> {
-    fn as_bytes(&self) -> &[u8] {
-        match self {
-            AttStr::Ascii(b) => b,
-            AttStr::Text(t) => t.as_bytes(),
+    fn from_value(v: Value) -> Self {
+        match v {
+            Value::String(s) => AttStr::Text(Cow::Owned(s)),
+            Value::Null => AttStr::Null,
+            v => AttStr::Other(v),
         }
     }
 
-    fn into_str(self) -> Cow<'de, str> {
+    /// The value as the attachment map keeps it: strings, and booleans and numbers
+    /// as their text (as this reader always gave them); `null` and containers as
+    /// they came.
+    fn into_value(self) -> Value {
         match self {
             // ASCII is UTF-8: the lossy conversion never replaces anything.
-            AttStr::Ascii(b) => String::from_utf8_lossy(b),
-            AttStr::Text(t) => t,
+            AttStr::Ascii(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
+            AttStr::Text(t) => Value::String(t.into_owned()),
+            AttStr::Null => Value::Null,
+            AttStr::Other(v) => scalar_text(&v).map_or(v, Value::String),
         }
     }
 
-    fn to_arc(&self) -> Arc<str> {
+    /// The value as text for the routing attachment `key`: `None` for `null`, an
+    /// error for a container (Java's provider fails casting it to `String`).
+    fn to_arc(&self, key: &'static str) -> Result<Option<Arc<str>>, CodecError> {
+        Ok(match self {
+            AttStr::Ascii(b) => Some(Arc::from(&*String::from_utf8_lossy(b))),
+            AttStr::Text(t) => Some(Arc::from(&**t)),
+            AttStr::Null => None,
+            AttStr::Other(v) => Some(Arc::from(scalar_text(v).ok_or(
+                CodecError::BadAttachment {
+                    key,
+                    found: v.kind_name(),
+                },
+            )?)),
+        })
+    }
+
+    /// Whether the value, `null` being the empty string, equals `body`.
+    fn is(&self, body: &str) -> bool {
         match self {
-            AttStr::Ascii(b) => Arc::from(&*String::from_utf8_lossy(b)),
-            AttStr::Text(t) => Arc::from(&**t),
+            AttStr::Ascii(b) => *b == body.as_bytes(),
+            AttStr::Text(t) => t == body,
+            AttStr::Null => body.is_empty(),
+            AttStr::Other(v) => scalar_text(v).is_some_and(|t| t == body),
         }
     }
 
-    /// The value as a count of milliseconds (surrounding blanks allowed).
+    /// The value as a count of milliseconds: decimal text (surrounding blanks
+    /// allowed) or a number, as Java's `RpcUtils.convertToNumber` takes it; `None`
+    /// for anything else, which Java ignores too.
     fn to_ms(&self) -> Option<u64> {
-        let digits = self.as_bytes().trim_ascii();
+        let digits = match self {
+            AttStr::Ascii(b) => b.trim_ascii(),
+            AttStr::Text(t) => t.as_bytes().trim_ascii(),
+            AttStr::Null => return None,
+            AttStr::Other(Value::Int(i)) => return u64::try_from(*i).ok(),
+            AttStr::Other(Value::Long(l)) => return u64::try_from(*l).ok(),
+            // `Number.longValue()` truncates; NaN and negatives give no timeout.
+            AttStr::Other(Value::Double(f)) => {
+                return (f.is_finite() && *f >= 0.0).then(|| f.trunc() as u64);
+            }
+            AttStr::Other(_) => return None,
+        };
         if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
             return None;
         }
@@ -532,8 +690,7 @@ impl<'de> Deserialize<'de> for RawAttachments<'de> {
                 let mut out = RawAttachments::default();
                 while let Some(Str(k)) = map.next_key::<Str<'de>>()? {
                     if let Some(i) = ROUTING_KEYS.iter().position(|r| *r == k) {
-                        let Str(v) = map.next_value::<Str<'de>>()?;
-                        out.known[i] = Some(AttStr::Text(v));
+                        out.known[i] = Some(AttStr::from_value(map.next_value()?));
                     } else {
                         let v: Value = map.next_value()?;
                         out.other.insert(k.into_owned(), v);
@@ -579,8 +736,13 @@ impl<'de> RawAttachments<'de> {
             pos += n;
             let &vtag = body.get(pos)?;
             if let Some(i) = ROUTING_KEYS.iter().position(|r| r.as_bytes() == key) {
-                // Anything but plain ASCII takes the general path, which converts it
-                // the way it always has.
+                // `group: null` is common enough to be read here; anything else but
+                // plain ASCII takes the general path.
+                if vtag == b'N' {
+                    pos += 1;
+                    out.known[i] = Some(AttStr::Null);
+                    continue;
+                }
                 let (value, n) = ascii_str(&body[pos..])?;
                 pos += n;
                 out.known[i] = Some(AttStr::Ascii(value));
@@ -650,19 +812,26 @@ impl RawAttachments<'_> {
     ) -> Result<(Routing, Attachments), CodecError> {
         let mut routing = Routing::default();
         let (known, mut other) = self.known();
+        // As in Java, the attachments replace the body's path and version, a null
+        // one too (Java then looks the service up with none: the empty string here).
+        let empty = || Arc::from("");
         for (k, v) in known {
             match k {
-                "path" if v.as_bytes() != path.as_bytes() => routing.path = Some(v.to_arc()),
-                "version" if v.as_bytes() != version.as_bytes() => {
-                    routing.version = Some(v.to_arc());
+                "path" if !v.is(path) => routing.path = Some(v.to_arc(k)?.unwrap_or_else(empty)),
+                "version" if !v.is(version) => {
+                    routing.version = Some(v.to_arc(k)?.unwrap_or_else(empty));
                 }
-                "group" if !v.as_bytes().is_empty() => routing.group = Some(v.to_arc()),
+                // An empty or null group is no group.
+                "group" if !v.is("") => routing.group = v.to_arc(k)?,
                 "timeout" => routing.timeout_ms = v.to_ms(),
-                "token" => routing.token = Some(v.to_arc()),
+                // Java reads the token only where one is required, and a non-string
+                // one then fails the check: no token.
+                "token" => routing.token = v.to_arc(k).ok().flatten(),
+                // `interface` and `dubbo` route nothing: any value will do.
                 _ => {}
             }
             if keep_all {
-                other.insert(k.to_owned(), Value::String(v.into_str().into_owned()));
+                other.insert(k.to_owned(), v.into_value());
             }
         }
         Ok((routing, other))
@@ -824,7 +993,7 @@ pub fn decode_response(serialization: u8, body: &Bytes) -> Result<RpcResult, Cod
         let (known, mut out) = raw.known();
         for (k, v) in known {
             if k != "dubbo" {
-                out.insert(k.to_owned(), Value::String(v.into_str().into_owned()));
+                out.insert(k.to_owned(), v.into_value());
             }
         }
         out

@@ -252,15 +252,15 @@ fn attachment_map(entries: &[(&str, Value)], typed: Option<&str>) -> Vec<u8> {
 }
 
 /// What the general (serde) reader makes of `bytes`.
-fn via_serde(bytes: &[u8]) -> (Vec<Option<String>>, Attachments) {
+fn via_serde(bytes: &[u8]) -> (Vec<Option<Value>>, Attachments) {
     let raw: RawAttachments<'_> = Decoder::new(bytes).read().unwrap();
     (known_strings(&raw), raw.other)
 }
 
-fn known_strings(raw: &RawAttachments<'_>) -> Vec<Option<String>> {
+fn known_strings(raw: &RawAttachments<'_>) -> Vec<Option<Value>> {
     raw.known
         .iter()
-        .map(|v| v.clone().map(|v| v.into_str().into_owned()))
+        .map(|v| v.clone().map(AttStr::into_value))
         .collect()
 }
 
@@ -293,6 +293,24 @@ fn plain_attachment_maps_read_directly_the_same_as_through_serde() {
         "the timeout parses from the bytes"
     );
     assert_eq!(direct.other.get("count"), Some(&Value::Int(7)));
+
+    // `group: null` (some non-Java clients send it) and null user values stay on the
+    // direct path, and read the same as through serde.
+    let nulls = attachment_map(
+        &[
+            ("group", Value::Null),
+            ("path", s("org.S")),
+            ("trace-id", Value::Null),
+        ],
+        None,
+    );
+    let direct = RawAttachments::read_plain(&nulls).expect("a plain map with nulls");
+    assert_eq!(
+        (known_strings(&direct), direct.other.clone()),
+        via_serde(&nulls)
+    );
+    assert_eq!(direct.known[3], Some(AttStr::Null), "group");
+    assert_eq!(direct.other.get("trace-id"), Some(&Value::Null));
 
     // Shapes the direct reader leaves to serde: a container value (it would take a
     // slot in the reference table), a routing key with a non-string value, a typed map.
@@ -389,4 +407,394 @@ fn the_encoded_dubbo_attachment_is_what_the_encoder_writes() {
     enc.write_string("dubbo").unwrap();
     enc.write_string(DUBBO_VERSION).unwrap();
     assert_eq!(&out[..], DUBBO_ATTACHMENT);
+}
+
+// ---- The tolerant reader: every body Java's `DecodeableRpcInvocation` accepts ----
+
+const SVC: &str = "org.rubbo.interop.InteropService";
+
+/// A request body written field by field, as a non-Java client may write it: the
+/// five leading fields, the arguments, then `attachments` (raw bytes, or nothing).
+fn request_body(head: [Value; 5], args: &[Value], attachments: Option<&[u8]>) -> Bytes {
+    let mut out = BytesMut::new();
+    let mut enc = Encoder::new(&mut out);
+    for v in head.iter().chain(args) {
+        enc.write_value(v).unwrap();
+    }
+    if let Some(a) = attachments {
+        out.extend_from_slice(a);
+    }
+    out.freeze()
+}
+
+/// The usual head: `2.0.2`, the service, `1.0.0`, `echo(String)`.
+fn echo_head() -> [Value; 5] {
+    [
+        Value::from("2.0.2"),
+        Value::from(SVC),
+        Value::from("1.0.0"),
+        Value::from("echo"),
+        Value::from("Ljava/lang/String;"),
+    ]
+}
+
+fn echo_body(attachments: Option<&[u8]>) -> Bytes {
+    request_body(echo_head(), &[Value::from("hi")], attachments)
+}
+
+fn decode_ok(body: &Bytes) -> DecodedRequest {
+    decode_request(2, body).unwrap_or_else(|e| panic!("rejected: {e}"))
+}
+
+fn decode_err(body: &Bytes) -> String {
+    match decode_request(2, body) {
+        Ok(r) => panic!("accepted: {r:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// What every accepted echo body decodes to, besides its attachments.
+fn assert_echo(req: &DecodedRequest) {
+    assert_eq!(&*req.path, SVC);
+    assert_eq!(&*req.method, "echo");
+    assert_eq!(&*req.parameter_types, "Ljava/lang/String;");
+    assert_eq!(req.arguments.decode::<(String,)>().unwrap().0, "hi");
+}
+
+fn list(items: Vec<Value>) -> Value {
+    Value::List(rubbo_hessian2::List {
+        type_name: None,
+        items,
+    })
+}
+
+fn map(entries: Vec<(Value, Value)>) -> Value {
+    Value::Map(rubbo_hessian2::Map {
+        type_name: None,
+        entries,
+    })
+}
+
+#[test]
+fn a_null_group_is_no_group() {
+    let att = attachment_map(
+        &[
+            ("path", Value::from(SVC)),
+            ("version", Value::from("1.0.0")),
+            ("group", Value::Null),
+            ("timeout", Value::from("3000")),
+        ],
+        None,
+    );
+    let req = decode_ok(&echo_body(Some(&att)));
+    assert_echo(&req);
+    assert_eq!(req.routing.group, None, "routed as if no group was sent");
+    assert_eq!(req.attachment("group"), None);
+    assert_eq!((req.service_path(), req.service_version()), (SVC, "1.0.0"));
+    assert_eq!(req.routing.timeout_ms, Some(3000));
+    assert!(req.attachments.is_empty(), "routing keys are not handed on");
+    // Kept as the null it was for tools, as Java keeps it in its map.
+    let full = decode_request_full(2, &echo_body(Some(&att))).unwrap();
+    assert_eq!(full.attachments.get("group"), Some(&Value::Null));
+}
+
+#[test]
+fn a_null_user_attachment_reaches_the_provider_as_null() {
+    let att = attachment_map(
+        &[
+            ("trace-id", Value::Null),
+            ("remote.application", Value::from("app")),
+        ],
+        None,
+    );
+    let req = decode_ok(&echo_body(Some(&att)));
+    assert_echo(&req);
+    assert_eq!(req.attachments.get("trace-id"), Some(&Value::Null));
+    assert_eq!(req.attachment("trace-id"), None, "not a string");
+    assert_eq!(req.attachment("remote.application"), Some("app"));
+}
+
+#[test]
+fn null_path_and_version_attachments_replace_the_body_fields_as_in_java() {
+    // Java merges the attachments over the body's `path` and `version`, nulls too,
+    // and then looks the service up with neither: so does the routing here.
+    let att = attachment_map(&[("path", Value::Null), ("version", Value::Null)], None);
+    let req = decode_ok(&echo_body(Some(&att)));
+    assert_echo(&req);
+    assert_eq!(&*req.version, "1.0.0", "the body's fields are kept");
+    assert_eq!(req.service_path(), "", "no path to route by (Java: null)");
+    assert_eq!(
+        req.service_version(),
+        "",
+        "the default version (Java: null)"
+    );
+    assert_eq!(req.routing.group, None);
+}
+
+#[test]
+fn non_string_attachment_values_are_kept_as_values() {
+    let att = attachment_map(
+        &[
+            ("count", Value::Int(7)),
+            ("tags", list(vec![Value::from("a"), Value::from("b")])),
+            ("ctx", map(vec![(Value::from("k"), Value::Long(1 << 40))])),
+            // Java reads a numeric timeout as a number, and ignores one it cannot.
+            ("timeout", Value::Int(250)),
+            // A number where a string belongs reads as its text (as it always did).
+            ("group", Value::Int(5)),
+            // A token that is no string is no token (Java's check then fails).
+            ("token", list(vec![])),
+            ("interface", map(vec![])),
+        ],
+        None,
+    );
+    let req = decode_ok(&echo_body(Some(&att)));
+    assert_echo(&req);
+    assert_eq!(req.attachments.get("count"), Some(&Value::Int(7)));
+    assert_eq!(
+        req.attachments.get("tags"),
+        Some(&list(vec![Value::from("a"), Value::from("b")]))
+    );
+    assert_eq!(
+        req.attachments.get("ctx"),
+        Some(&map(vec![(Value::from("k"), Value::Long(1 << 40))]))
+    );
+    assert_eq!(req.routing.timeout_ms, Some(250));
+    assert_eq!(req.routing.group.as_deref(), Some("5"));
+    assert_eq!(req.routing.token, None);
+    assert!(!req.attachments.contains_key("interface"));
+
+    for timeout in [Value::Double(1500.9), Value::Long(1500)] {
+        let att = attachment_map(&[("timeout", timeout.clone())], None);
+        let req = decode_ok(&echo_body(Some(&att)));
+        assert_eq!(req.routing.timeout_ms, Some(1500), "{timeout:?}");
+    }
+    for timeout in [
+        map(vec![]),
+        Value::Int(-1),
+        Value::Null,
+        Value::from("soon"),
+    ] {
+        let att = attachment_map(&[("timeout", timeout.clone())], None);
+        let req = decode_ok(&echo_body(Some(&att)));
+        assert_eq!(req.routing.timeout_ms, None, "{timeout:?} is no timeout");
+    }
+}
+
+#[test]
+fn a_container_where_routing_needs_a_string_is_an_error() {
+    for key in ["path", "version", "group"] {
+        let att = attachment_map(&[(key, map(vec![]))], None);
+        let e = decode_err(&echo_body(Some(&att)));
+        assert_eq!(
+            e,
+            format!("attachment \"{key}\" is not a string (found map)")
+        );
+    }
+}
+
+#[test]
+fn a_null_dubbo_version_is_accepted_and_gets_no_response_attachments() {
+    let mut head = echo_head();
+    head[0] = Value::Null;
+    let att = attachment_map(&[("k", Value::from("v"))], None);
+    let req = decode_ok(&request_body(head, &[Value::from("hi")], Some(&att)));
+    assert_echo(&req);
+    assert_eq!(req.dubbo_version, "");
+    assert!(
+        !supports_response_attachments(&req.dubbo_version),
+        "Java's isSupportResponseAttachment(null) is false"
+    );
+    assert_eq!(req.attachment("k"), Some("v"));
+}
+
+#[test]
+fn a_null_service_version_is_the_default_version() {
+    let mut head = echo_head();
+    head[2] = Value::Null;
+    let req = decode_ok(&request_body(head.clone(), &[Value::from("hi")], None));
+    assert_echo(&req);
+    assert_eq!(&*req.version, "");
+    assert_eq!(req.service_version(), "");
+    // The attachment's version wins, as in Java.
+    let att = attachment_map(&[("version", Value::from("1.0.0"))], None);
+    let req = decode_ok(&request_body(head, &[Value::from("hi")], Some(&att)));
+    assert_eq!(req.service_version(), "1.0.0");
+}
+
+#[test]
+fn typed_and_untyped_attachment_maps_read_the_same() {
+    let entries = [
+        ("path", Value::from(SVC)),
+        ("group", Value::from("g1")),
+        ("timeout", Value::from("800")),
+        ("trace-id", Value::from("t-1")),
+        ("n", Value::Null),
+    ];
+    let mut seen = Vec::new();
+    for typed in [None, Some("java.util.HashMap"), Some("java.util.TreeMap")] {
+        let att = attachment_map(&entries, typed);
+        let req = decode_ok(&echo_body(Some(&att)));
+        assert_echo(&req);
+        assert_eq!(req.routing.group.as_deref(), Some("g1"), "{typed:?}");
+        assert_eq!(req.routing.timeout_ms, Some(800), "{typed:?}");
+        assert_eq!(req.service_path(), SVC, "{typed:?}");
+        seen.push(req.attachments);
+    }
+    assert_eq!(seen[0].get("trace-id"), Some(&Value::from("t-1")));
+    assert_eq!(seen[0].get("n"), Some(&Value::Null));
+    assert!(seen.iter().all(|a| *a == seen[0]), "{seen:?}");
+}
+
+#[test]
+fn empty_null_and_absent_attachments_are_no_attachments() {
+    let empty = attachment_map(&[], None);
+    let null = [b'N'];
+    for att in [Some(&empty[..]), Some(&null[..]), None] {
+        let req = decode_ok(&echo_body(att));
+        assert_echo(&req);
+        assert!(req.attachments.is_empty(), "{att:?}");
+        assert_eq!((req.service_path(), req.service_version()), (SVC, "1.0.0"));
+        assert_eq!(req.routing.group, None);
+        assert_eq!(req.routing.timeout_ms, None);
+    }
+    // Nor does a call without arguments need anything after its descriptor.
+    let mut head = echo_head();
+    head[3] = Value::from("ping");
+    head[4] = Value::from("");
+    let req = decode_ok(&request_body(head, &[], None));
+    assert_eq!((&*req.method, req.arguments.len()), ("ping", 0));
+}
+
+#[test]
+fn numbers_and_booleans_in_the_head_read_as_their_text_as_in_java() {
+    // Java's `readUTF` (`Hessian2Input.readString`) takes them.
+    let head = [
+        Value::Int(2),
+        Value::from(SVC),
+        Value::Double(1.0),
+        Value::Long(42),
+        Value::from(""),
+    ];
+    let req = decode_ok(&request_body(head, &[], None));
+    assert_eq!(
+        (&*req.dubbo_version, &*req.version, &*req.method),
+        ("2", "1.0", "42")
+    );
+    assert_eq!(java_double(1e10), "1.0E10");
+    assert_eq!(java_double(1.5e-5), "1.5E-5");
+    assert_eq!(java_double(0.25), "0.25");
+    assert_eq!(java_double(-0.0), "-0.0");
+    let mut head = echo_head();
+    head[3] = Value::Bool(true);
+    assert_eq!(&*decode_ok(&echo_like(head)).method, "true");
+}
+
+fn echo_like(head: [Value; 5]) -> Bytes {
+    request_body(head, &[Value::from("hi")], Some(&attachment_map(&[], None)))
+}
+
+#[test]
+fn a_null_method_name_is_accepted_only_without_parameter_types() {
+    let mut head = echo_head();
+    head[3] = Value::Null;
+    assert_eq!(
+        decode_err(&echo_like(head.clone())),
+        format!("Service not found:{SVC}, null (the method name is null)")
+    );
+    head[4] = Value::from("");
+    let req = decode_ok(&request_body(head, &[], None));
+    assert_eq!((&*req.method, req.arguments.len()), ("", 0));
+}
+
+#[test]
+fn what_java_rejects_is_rejected_with_a_clear_error() {
+    // A method name that is no string and no number.
+    for (method, found) in [
+        (map(vec![]), "map"),
+        (list(vec![Value::from("echo")]), "list"),
+        (Value::Binary(b"echo".to_vec()), "binary"),
+        (Value::Date(0), "date"),
+    ] {
+        let mut head = echo_head();
+        head[3] = method;
+        let e = decode_err(&echo_like(head));
+        assert_eq!(
+            e,
+            format!("the method name is not a string (found {found})")
+        );
+    }
+    // A null service path: Java's serialization check finds no service.
+    let mut head = echo_head();
+    head[1] = Value::Null;
+    assert_eq!(
+        decode_err(&echo_like(head)),
+        "Service null:1.0.0 not found, invocation rejected (the service path is null)"
+    );
+    // A null descriptor (Java fails reading its length).
+    let mut head = echo_head();
+    head[4] = Value::Null;
+    assert_eq!(
+        decode_err(&echo_like(head)),
+        "the parameter types descriptor is null"
+    );
+    // Truncated arguments: the descriptor names two, one is there.
+    let mut head = echo_head();
+    head[4] = Value::from("Ljava/lang/String;I");
+    let e = decode_err(&request_body(head, &[Value::from("hi")], None));
+    assert!(e.starts_with("hessian2: "), "{e}");
+    let whole = echo_body(None);
+    let e = decode_err(&whole.slice(..whole.len() - 1));
+    assert!(e.starts_with("hessian2: "), "cut inside the argument: {e}");
+    // Attachments that are no map.
+    for att in [Value::from("k=v"), list(vec![])] {
+        let mut out = BytesMut::new();
+        Encoder::new(&mut out).write_value(&att).unwrap();
+        let e = decode_err(&echo_body(Some(&out)));
+        assert!(e.contains("expected an attachment map"), "{e}");
+    }
+    // An attachment key that is null or a container.
+    for key in [Value::Null, list(vec![])] {
+        let mut out = BytesMut::new();
+        let mut enc = Encoder::new(&mut out);
+        enc.write_map_start(None).unwrap();
+        enc.write_value(&key).unwrap();
+        enc.write_string("v").unwrap();
+        enc.write_end().unwrap();
+        let e = decode_err(&echo_body(Some(&out)));
+        assert!(e.contains("expected a string attachment key"), "{e}");
+    }
+}
+
+#[test]
+fn the_usual_request_reads_its_attachments_on_the_direct_path() {
+    // What a Java 3.3 consumer sends: all strings, untyped map.
+    let (_, body) = fixture("attachment.request");
+    let req = decode_request(2, &body).unwrap();
+    let mut d = Decoder::new(&body);
+    for _ in 0..5 {
+        d.read_ascii().expect("ASCII head");
+    }
+    d.skip_value().unwrap();
+    assert!(
+        RawAttachments::read_plain(d.remaining()).is_some(),
+        "the fast path takes Java's attachment map"
+    );
+    assert_eq!(req.attachment("rubbo-key"), Some("value-1"));
+}
+
+#[test]
+fn attachments_may_be_a_reference_to_an_argument_map() {
+    // Java's `readObject(Map.class)` follows a back-reference (`Q` + index) to a map
+    // read earlier in the body: the first argument here.
+    let mut head = echo_head();
+    head[4] = Value::from("Ljava/util/Map;");
+    let arg = map(vec![
+        (Value::from("group"), Value::from("g1")),
+        (Value::from("k"), Value::from("v")),
+    ]);
+    let req = decode_ok(&request_body(head, &[arg], Some(&[b'Q', 0x90])));
+    assert_eq!(req.routing.group.as_deref(), Some("g1"));
+    assert_eq!(req.attachment("k"), Some("v"));
+    assert_eq!(req.arguments.len(), 1);
 }
