@@ -1,8 +1,39 @@
 //! Parameter key names and typed parameters with Dubbo's defaults.
 //!
-//! Key names are kept here, once, so no layer scatters string literals. Typed
-//! parameters follow linkerd's `Param<T>` idea: `url.param::<Timeout>()` gives the value
-//! with the Java default applied.
+//! Every URL key Rubbo reads is a constant here, once, with Java's name (`TIMEOUT_KEY`
+//! is Java's `CommonConstants.TIMEOUT_KEY`), and every default lives in one typed
+//! parameter. Typed parameters follow linkerd's `Param<T>` idea: `url.param::<Timeout>()`
+//! gives the value with the default applied, `url.method_param::<Timeout>(m)` the
+//! method-level value (`{m}.timeout`, then `timeout`), [`crate::resolve::lookup_param`]
+//! the value across separate consumer / provider / override URLs. String-valued keys
+//! with a default implement [`StrParam`] (`url.str_param::<Dispatcher>()`). The plain
+//! `DEFAULT` constant of each typed parameter (`Payload::DEFAULT`) is the one to use
+//! where a default is needed without a URL (a config struct's `Default`).
+//!
+//! # Adding a key
+//!
+//! 1. Add the name to the `keys!` table below, spelled as Java spells it (check
+//!    `/work/shared/reference/dubbo-wire-reference.md` and Java's `*Constants.java`);
+//!    a key Java does not have says so in its doc ("Rubbo only").
+//! 2. If it has a default, declare a typed parameter with the macro of its kind:
+//!    `ms_param!` (milliseconds, read as a [`Duration`], negative = 0), `num_param!`
+//!    (a number of the given type), `bool_param!` (`true`, case-insensitive, is true)
+//!    or `str_param!` (a string; absent or empty gives the default). Name the Java
+//!    default in its doc. A key read with two defaults in Java (`retries`: 2 for
+//!    failover, 3 for failback) gets one typed parameter per default.
+//! 3. Read it only through the typed parameter (or, without a default, through the
+//!    constant): never `url.get_param("literal")` outside this module.
+//!
+//! ```
+//! use rubbo_common::keys::{Dispatcher, Retries, Timeout};
+//! use rubbo_common::Url;
+//!
+//! let url = Url::parse("dubbo://h:1/S?timeout=250&echo.retries=0").unwrap();
+//! assert_eq!(url.param::<Timeout>().as_millis(), 250);
+//! assert_eq!(url.method_param::<Retries>("echo"), 0);
+//! assert_eq!(url.method_param::<Retries>("other"), Retries::DEFAULT);
+//! assert_eq!(url.str_param::<Dispatcher>(), "all");
+//! ```
 
 use std::time::Duration;
 
@@ -133,6 +164,8 @@ keys! {
     ALIVE_KEY = "alive";
     /// Transporter.
     TRANSPORTER_KEY = "transporter";
+    /// The Rubbo release of a provider or consumer (Rubbo only).
+    RUBBO_VERSION_KEY = "rubbo";
     /// Asynchronous call flag (attachment).
     ASYNC_KEY = "async";
     /// The remaining timeout of a countdown call, in ms (attachment).
@@ -145,6 +178,70 @@ keys! {
     TPS_INTERVAL_KEY = "tps.interval";
     /// Access log: `true` (to the log) or a file path.
     ACCESS_LOG_KEY = "accesslog";
+    /// Whether a provider, an override or a router rule is enabled.
+    ENABLED_KEY = "enabled";
+    /// Provider classifier (registry matching).
+    CLASSIFIER_KEY = "classifier";
+    /// Version of an override rule.
+    CONFIG_VERSION_KEY = "configVersion";
+    /// The rule of a `condition://` router URL (URL-encoded).
+    RULE_KEY = "rule";
+    /// Whether a router applies even when it leaves no provider.
+    FORCE_KEY = "force";
+    /// Router priority.
+    PRIORITY_KEY = "priority";
+    /// Router kind of a `route://` URL.
+    ROUTER_KEY = "router";
+    /// Protocols a consumer accepts (comma list).
+    PROTOCOL_KEY = "protocol";
+    /// Whether a call expects an answer (`false` = one-way).
+    RETURN_KEY = "return";
+    /// Server shutdown wait in ms.
+    SHUTDOWN_TIMEOUT_KEY = "shutdown.timeout";
+    /// The IP a service registers with.
+    REGISTER_IP_KEY = "register.ip";
+    /// How long a reference waits at start for its first providers, in ms (Rubbo only).
+    CHECK_TIMEOUT_KEY = "check.timeout";
+    /// Cluster: whether an unavailable provider is reselected.
+    CLUSTER_AVAILABLE_CHECK_KEY = "cluster.availablecheck";
+    /// Failback: bound of pending background retries.
+    FAIL_BACK_TASKS_KEY = "failbacktasks";
+    /// Broadcast: percentage of failures after which the call stops.
+    BROADCAST_FAIL_PERCENT_KEY = "broadcast.fail.percent";
+    /// Registry URL: the cache file path.
+    FILE_KEY = "file";
+    /// Registry URL: `file.cache=false` disables the cache file (Java 3.3 spells it
+    /// `file-cache`, `REGISTRY_LOCAL_FILE_CACHE_ENABLED`).
+    FILE_CACHE_KEY = "file.cache";
+    /// Registry URL: the failback retry period in ms (Java's `REGISTRY_RETRY_PERIOD_KEY`).
+    RETRY_PERIOD_KEY = "retry.period";
+    /// Registry URL: the delay in ms that batches a burst of changes into one
+    /// notification (Rubbo only).
+    NOTIFY_DELAY_KEY = "notify.delay";
+    /// Registry URL: more servers, `h:p,h:p`.
+    BACKUP_KEY = "backup";
+    /// Registry URL: the ZooKeeper session timeout in ms.
+    SESSION_KEY = "session";
+    /// Registry URL: the ZooKeeper session timeout in ms when `session` is absent
+    /// (Rubbo only; not in Java 3.3).
+    ZK_SESSION_EXPIRE_KEY = "zk.session.expire";
+    /// Registry URL: how a ZooKeeper subscription watches a category's children
+    /// (`auto`, `persistent`, `oneshot`; Rubbo only).
+    ZK_WATCH_KEY = "zk.watch";
+    /// Registry URL: with `true`, an empty `providers` list is not delivered.
+    ENABLE_EMPTY_PROTECTION_KEY = "enable-empty-protection";
+    /// Dev registry URL: lease of a registration in ms (Rubbo only).
+    LEASE_KEY = "lease";
+    /// Category value: providers' URLs.
+    PROVIDERS_CATEGORY = "providers";
+    /// Category value: consumers' URLs.
+    CONSUMERS_CATEGORY = "consumers";
+    /// Category value: route rules (`route://`).
+    ROUTERS_CATEGORY = "routers";
+    /// Category value: override rules (`override://`).
+    CONFIGURATORS_CATEGORY = "configurators";
+    /// "Any" in interface, group, version, category and classifier matching.
+    ANY_VALUE = "*";
 }
 
 /// A typed URL parameter: its key, its value type and its default.
@@ -175,22 +272,58 @@ pub trait Param {
     fn parse(raw: &str) -> Option<Self::Value>;
 }
 
+/// A string-valued URL parameter with a default; absent or empty gives the default.
+///
+/// ```
+/// use rubbo_common::keys::StrParam;
+/// use rubbo_common::Url;
+///
+/// struct Codec;
+/// impl StrParam for Codec {
+///     const KEY: &'static str = "codec";
+///     const DEFAULT: &'static str = "dubbo";
+/// }
+///
+/// assert_eq!(Url::parse("x://h?codec=tri").unwrap().str_param::<Codec>(), "tri");
+/// assert_eq!(Url::parse("x://h?codec=").unwrap().str_param::<Codec>(), "dubbo");
+/// ```
+pub trait StrParam {
+    /// The parameter key.
+    const KEY: &'static str;
+    /// The value when the key is absent or empty.
+    const DEFAULT: &'static str;
+}
+
+/// Milliseconds as Java reads them: a decimal `i64`, negative counts as zero.
+fn parse_ms(raw: &str) -> Option<Duration> {
+    raw.trim()
+        .parse::<i64>()
+        .ok()
+        .map(|v| Duration::from_millis(v.max(0).unsigned_abs()))
+}
+
+/// A boolean as Java reads it: `true` (case-insensitive) is true, anything else false.
+fn parse_bool(raw: &str) -> Option<bool> {
+    Some(raw.trim().eq_ignore_ascii_case("true"))
+}
+
 macro_rules! ms_param {
-    ($(#[$m:meta])* $name:ident, $key:expr, $default:expr) => {
+    ($(#[$m:meta])* $name:ident, $key:expr, $default_ms:expr) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy)]
         pub struct $name;
+        impl $name {
+            /// The default, used when the key is absent or does not parse.
+            pub const DEFAULT: Duration = Duration::from_millis($default_ms);
+        }
         impl Param for $name {
             type Value = Duration;
             const KEY: &'static str = $key;
             fn default_value() -> Duration {
-                Duration::from_millis($default)
+                Self::DEFAULT
             }
             fn parse(raw: &str) -> Option<Duration> {
-                raw.trim()
-                    .parse::<i64>()
-                    .ok()
-                    .map(|v| Duration::from_millis(v.max(0).unsigned_abs()))
+                parse_ms(raw)
             }
         }
     };
@@ -201,11 +334,15 @@ macro_rules! num_param {
         $(#[$m])*
         #[derive(Debug, Clone, Copy)]
         pub struct $name;
+        impl $name {
+            /// The default, used when the key is absent or does not parse.
+            pub const DEFAULT: $ty = $default;
+        }
         impl Param for $name {
             type Value = $ty;
             const KEY: &'static str = $key;
             fn default_value() -> $ty {
-                $default
+                Self::DEFAULT
             }
             fn parse(raw: &str) -> Option<$ty> {
                 raw.trim().parse().ok()
@@ -219,49 +356,134 @@ macro_rules! bool_param {
         $(#[$m])*
         #[derive(Debug, Clone, Copy)]
         pub struct $name;
+        impl $name {
+            /// The default, used when the key is absent.
+            pub const DEFAULT: bool = $default;
+        }
         impl Param for $name {
             type Value = bool;
             const KEY: &'static str = $key;
             fn default_value() -> bool {
-                $default
+                Self::DEFAULT
             }
             fn parse(raw: &str) -> Option<bool> {
-                Some(raw.trim().eq_ignore_ascii_case("true"))
+                parse_bool(raw)
             }
         }
     };
 }
 
-ms_param!(/// Call timeout, default 1000 ms (dubbo protocol).
+macro_rules! str_param {
+    ($(#[$m:meta])* $name:ident, $key:expr, $default:expr) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name;
+        impl StrParam for $name {
+            const KEY: &'static str = $key;
+            const DEFAULT: &'static str = $default;
+        }
+    };
+}
+
+// Call and connection settings.
+ms_param!(/// Call timeout, default 1000 ms (Java's `DEFAULT_TIMEOUT`, dubbo protocol).
     Timeout, TIMEOUT_KEY, 1000);
-ms_param!(/// Connect timeout, default 3000 ms.
+ms_param!(/// Connect timeout, default 3000 ms (Java's `DEFAULT_CONNECT_TIMEOUT`).
     ConnectTimeout, CONNECT_TIMEOUT_KEY, 3000);
-ms_param!(/// Heartbeat interval, default 60 000 ms.
+ms_param!(/// Heartbeat interval, default 60 000 ms (Java's `DEFAULT_HEARTBEAT`).
     Heartbeat, HEARTBEAT_KEY, 60_000);
-ms_param!(/// Warm-up period, default 600 000 ms.
-    Warmup, WARMUP_KEY, 600_000);
-num_param!(/// Failover retries, default 2.
-    Retries, u32, RETRIES_KEY, 2);
-num_param!(/// Provider weight, default 100.
-    Weight, i32, WEIGHT_KEY, 100);
+ms_param!(/// Server shutdown wait, default 10 000 ms (Java's `DEFAULT_SERVER_SHUTDOWN_TIMEOUT`).
+    ShutdownTimeout, SHUTDOWN_TIMEOUT_KEY, 10_000);
+num_param!(/// Maximum body size, default 8 MiB (Java's `DEFAULT_PAYLOAD`); 0 or less disables
+    /// the check.
+    Payload, i64, PAYLOAD_KEY, 8 * 1024 * 1024);
 num_param!(/// Connections per address, default 0 (shared).
     Connections, u32, CONNECTIONS_KEY, 0);
 num_param!(/// Consumer concurrency limit per method, default 0 (none).
     Actives, u32, ACTIVES_KEY, 0);
 num_param!(/// Provider concurrency limit per method, default 0 (none).
     Executes, u32, EXECUTES_KEY, 0);
-num_param!(/// Maximum body size, default 8 MiB; 0 or less disables the check.
-    Payload, i64, PAYLOAD_KEY, 8 * 1024 * 1024);
-num_param!(/// Forking parallelism, default 2.
-    Forks, u32, FORKS_KEY, 2);
-num_param!(/// Consistent-hash virtual nodes, default 160.
-    HashNodes, u32, HASH_NODES_KEY, 160);
+bool_param!(/// Whether a call expects an answer, default true (`false` = one-way).
+    Return, RETURN_KEY, true);
+str_param!(/// Provider dispatcher, default `all`.
+    Dispatcher, DISPATCHER_KEY, defaults::DISPATCHER);
+
+// Cluster, load balance and routing.
+num_param!(/// Failover retries, default 2 (Java's `DEFAULT_RETRIES`); attempts = retries + 1.
+    Retries, i64, RETRIES_KEY, 2);
+num_param!(/// Failback background retries: the same `retries` key with Java's
+    /// `DEFAULT_FAILBACK_TIMES`, 3 (0 or less also means 3).
+    FailbackRetries, i64, RETRIES_KEY, 3);
+num_param!(/// Failback: pending background retries, default 100 (Java's `DEFAULT_FAILBACK_TASKS`).
+    FailbackTasks, i64, FAIL_BACK_TASKS_KEY, 100);
+num_param!(/// Forking parallelism, default 2 (Java's `DEFAULT_FORKS`); 0 or less calls all.
+    Forks, i64, FORKS_KEY, 2);
+num_param!(/// Broadcast: failure percentage (0-100) that stops the call, default 100.
+    BroadcastFailPercent, i64, BROADCAST_FAIL_PERCENT_KEY, 100);
+bool_param!(/// Whether the cluster reselects an unavailable provider, default true.
+    ClusterAvailableCheck, CLUSTER_AVAILABLE_CHECK_KEY, true);
 bool_param!(/// Sticky invoker, default false.
     Sticky, STICKY_KEY, false);
+num_param!(/// Provider weight, default 100 (Java's `DEFAULT_WEIGHT`).
+    Weight, i64, WEIGHT_KEY, 100);
+ms_param!(/// Warm-up period, default 600 000 ms (Java's `DEFAULT_WARMUP`).
+    Warmup, WARMUP_KEY, 600_000);
+num_param!(/// Provider start time (ms since epoch), default 0 (unknown: no warm-up).
+    Timestamp, i64, TIMESTAMP_KEY, 0);
+num_param!(/// Consistent-hash virtual nodes, default 160.
+    HashNodes, i64, HASH_NODES_KEY, 160);
+str_param!(/// Consistent-hash argument indexes, default `0`.
+    HashArguments, HASH_ARGUMENTS_KEY, "0");
+bool_param!(/// Whether a router rule, an override or a provider is enabled, default true.
+    Enabled, ENABLED_KEY, true);
+bool_param!(/// Whether a router applies even when it leaves no provider, default false.
+    Force, FORCE_KEY, false);
+num_param!(/// Router priority, default 0.
+    Priority, i64, PRIORITY_KEY, 0);
+
+// Registries.
 bool_param!(/// Provider availability check at start, default true.
     Check, CHECK_KEY, true);
 bool_param!(/// Ephemeral registration, default true.
     Dynamic, DYNAMIC_KEY, true);
+bool_param!(/// Whether a service or reference is registered, default true.
+    Register, REGISTER_KEY, true);
+bool_param!(/// Whether a reference subscribes, default true.
+    Subscribe, SUBSCRIBE_KEY, true);
+str_param!(/// The category of a URL, default `providers`.
+    Category, CATEGORY_KEY, PROVIDERS_CATEGORY);
+str_param!(/// The registry type inside a `registry://` URL, default `dubbo` (Java's
+    /// `DEFAULT_REGISTRY`).
+    RegistryType, REGISTRY_KEY, "dubbo");
+bool_param!(/// Registry URL: whether the cache file is kept, default true.
+    FileCache, FILE_CACHE_KEY, true);
+ms_param!(/// Registry URL: failback retry period, default 5000 ms (Java's
+    /// `DEFAULT_REGISTRY_RETRY_PERIOD`).
+    RetryPeriod, RETRY_PERIOD_KEY, 5000);
+ms_param!(/// Registry URL: the bound on one registry operation and the wait for a
+    /// ZooKeeper session at start, default 5000 ms (Java's ZooKeeper client waits
+    /// `DEFAULT_CONNECTION_TIMEOUT_MS`, 30 000).
+    RegistryTimeout, TIMEOUT_KEY, 5000);
+ms_param!(/// Registry URL: the notification batching delay, default 10 ms (Rubbo only).
+    NotifyDelay, NOTIFY_DELAY_KEY, 10);
+str_param!(/// Registry URL: the ZooKeeper root, `/` + `group`, default `dubbo` (Java's
+    /// `ZookeeperRegistry.DEFAULT_ROOT`).
+    ZkRoot, GROUP_KEY, "dubbo");
+ms_param!(/// Registry URL: the ZooKeeper session timeout, default 60 000 ms (Java's
+    /// `DEFAULT_SESSION_TIMEOUT_MS`).
+    SessionTimeout, SESSION_KEY, ZK_SESSION_TIMEOUT_MS);
+ms_param!(/// Registry URL: the ZooKeeper session timeout when `session` is absent, with
+    /// the same default (Rubbo only).
+    ZkSessionExpire, ZK_SESSION_EXPIRE_KEY, ZK_SESSION_TIMEOUT_MS);
+str_param!(/// Registry URL: how ZooKeeper categories are watched, default `auto` (Rubbo only).
+    ZkWatch, ZK_WATCH_KEY, "auto");
+bool_param!(/// Registry URL: empty-providers protection, default false.
+    EnableEmptyProtection, ENABLE_EMPTY_PROTECTION_KEY, false);
+ms_param!(/// Dev registry URL: registration lease, default 3000 ms (Rubbo only).
+    Lease, LEASE_KEY, 3000);
+
+/// The ZooKeeper session timeout default shared by `session` and `zk.session.expire`.
+const ZK_SESSION_TIMEOUT_MS: u64 = 60_000;
 
 /// Defaults of string-valued keys.
 pub mod defaults {
@@ -283,4 +505,90 @@ pub mod defaults {
     pub const TRIPLE_PORT: u16 = 50051;
     /// Default version when none is set.
     pub const VERSION: &str = "0.0.0";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Url;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn defaults_are_javas() {
+        let none = u("dubbo://h:1/S");
+        assert_eq!(none.param::<Timeout>(), Duration::from_millis(1000));
+        assert_eq!(none.param::<ConnectTimeout>(), Duration::from_millis(3000));
+        assert_eq!(none.param::<Heartbeat>(), Duration::from_millis(60_000));
+        assert_eq!(
+            none.param::<ShutdownTimeout>(),
+            Duration::from_millis(10_000)
+        );
+        assert_eq!(none.param::<Payload>(), 8_388_608);
+        assert_eq!(none.param::<Retries>(), 2);
+        assert_eq!(none.param::<FailbackRetries>(), 3);
+        assert_eq!(none.param::<FailbackTasks>(), 100);
+        assert_eq!(none.param::<Forks>(), 2);
+        assert_eq!(none.param::<BroadcastFailPercent>(), 100);
+        assert_eq!(none.param::<Weight>(), 100);
+        assert_eq!(none.param::<Warmup>(), Duration::from_millis(600_000));
+        assert_eq!(none.param::<HashNodes>(), 160);
+        assert_eq!(none.str_param::<HashArguments>(), "0");
+        assert_eq!(none.str_param::<Dispatcher>(), "all");
+        assert_eq!(none.str_param::<Category>(), "providers");
+        assert_eq!(none.param::<RetryPeriod>(), Duration::from_millis(5000));
+        assert_eq!(
+            none.param::<SessionTimeout>(),
+            Duration::from_millis(60_000)
+        );
+        assert!(none.param::<Check>() && none.param::<Dynamic>() && none.param::<Enabled>());
+        assert!(none.param::<ClusterAvailableCheck>() && none.param::<Return>());
+        assert!(!none.param::<Sticky>() && !none.param::<Force>());
+        assert!(!none.param::<EnableEmptyProtection>());
+    }
+
+    #[test]
+    fn one_key_two_defaults() {
+        // Java reads `retries` with 2 in failover and 3 in failback.
+        assert_eq!(Retries::KEY, FailbackRetries::KEY);
+        let set = u("dubbo://h:1/S?retries=5");
+        assert_eq!(set.param::<Retries>(), 5);
+        assert_eq!(set.param::<FailbackRetries>(), 5);
+        assert_ne!(Retries::DEFAULT, FailbackRetries::DEFAULT);
+        // `timeout` on a registry URL is the registry's bound, not the call timeout.
+        assert_eq!(RegistryTimeout::KEY, Timeout::KEY);
+        assert_eq!(
+            u("zookeeper://h:2181").param::<RegistryTimeout>(),
+            Duration::from_millis(5000)
+        );
+    }
+
+    #[test]
+    fn values_parse_as_the_callers_read_them() {
+        // Negative numbers are kept: failover makes one attempt, forking calls all.
+        let neg = u("dubbo://h:1/S?retries=-1&forks=-1&hash.nodes=-4&weight=3000000000");
+        assert_eq!(neg.param::<Retries>(), -1);
+        assert_eq!(neg.param::<Forks>(), -1);
+        assert_eq!(neg.param::<HashNodes>(), -4);
+        assert_eq!(
+            neg.param::<Weight>(),
+            3_000_000_000,
+            "clamped by the balancer, not lost"
+        );
+        // Milliseconds: negative is zero, garbage is the default.
+        let ms = u("dubbo://h:1/S?timeout=-5&heartbeat=x");
+        assert_eq!(ms.param::<Timeout>(), Duration::ZERO);
+        assert_eq!(ms.param::<Heartbeat>(), Heartbeat::DEFAULT);
+        // Booleans: `true` in any case; any other present value is false.
+        let b = u("dubbo://h:1/S?sticky=TRUE&check=yes");
+        assert!(b.param::<Sticky>());
+        assert!(!b.param::<Check>());
+        // Strings: empty is the default; method level first.
+        let s = u("dubbo://h:1/S?dispatcher=&m.hash.arguments=1&methods=m");
+        assert_eq!(s.str_param::<Dispatcher>(), "all");
+        assert_eq!(s.method_str_param::<HashArguments>("m"), "1");
+        assert_eq!(s.method_str_param::<HashArguments>("n"), "0");
+    }
 }

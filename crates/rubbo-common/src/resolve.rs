@@ -89,13 +89,13 @@ pub fn merge_provider_url(provider: &Url, consumer: &Url) -> Url {
 pub fn apply_overrides<'a>(url: &Url, overrides: impl IntoIterator<Item = &'a Url>) -> Url {
     let mut out = url.clone();
     for o in overrides {
-        if !o.get_bool("enabled", true) {
+        if !o.param::<Enabled>() {
             continue;
         }
         out = out.with_params(
             o.params()
                 .iter()
-                .filter(|(k, _)| !matches!(*k, "enabled" | CATEGORY_KEY | "configVersion")),
+                .filter(|(k, _)| !matches!(*k, ENABLED_KEY | CATEGORY_KEY | CONFIG_VERSION_KEY)),
         );
     }
     out
@@ -129,7 +129,7 @@ pub struct Sources<'a> {
 /// ```
 pub fn lookup<'a>(sources: &Sources<'a>, method: Option<&str>, key: &str) -> Option<&'a str> {
     for o in sources.overrides.iter().rev() {
-        if !o.get_bool("enabled", true) {
+        if !o.param::<Enabled>() {
             continue;
         }
         if let Some(v) = method.and_then(|m| o.params().get_method(m, key)) {
@@ -151,4 +151,37 @@ pub fn lookup<'a>(sources: &Sources<'a>, method: Option<&str>, key: &str) -> Opt
         .iter()
         .flatten()
         .find_map(|url| url.get_param(key).filter(|v| !v.is_empty()))
+}
+
+/// A typed setting looked up across separate sources ([`lookup`]), with its default.
+///
+/// ```
+/// use rubbo_common::{keys::HashNodes, resolve::{lookup_param, Sources}, Url};
+///
+/// let provider = Url::parse("dubbo://h:1/S?hash.nodes=320").unwrap();
+/// let consumer = Url::parse("consumer://h/S").unwrap();
+/// let s = Sources { overrides: &[], consumer: Some(&consumer), provider: Some(&provider) };
+/// assert_eq!(lookup_param::<HashNodes>(&s, Some("m")), 320);
+/// assert_eq!(lookup_param::<HashNodes>(&Sources::default(), None), HashNodes::DEFAULT);
+/// ```
+pub fn lookup_param<P: Param>(sources: &Sources<'_>, method: Option<&str>) -> P::Value {
+    lookup(sources, method, P::KEY)
+        .and_then(P::parse)
+        .unwrap_or_else(P::default_value)
+}
+
+/// A string setting looked up across separate sources ([`lookup`]), or its default
+/// when no source has it. (An empty value counts as absent on the consumer and provider
+/// URLs, as in `lookup`; an override's empty value is returned as it is.)
+///
+/// ```
+/// use rubbo_common::{keys::HashArguments, resolve::{lookup_str, Sources}, Url};
+///
+/// let consumer = Url::parse("consumer://h/S?m.hash.arguments=0,1").unwrap();
+/// let s = Sources { overrides: &[], consumer: Some(&consumer), provider: None };
+/// assert_eq!(lookup_str::<HashArguments>(&s, Some("m")), "0,1");
+/// assert_eq!(lookup_str::<HashArguments>(&s, Some("n")), "0");
+/// ```
+pub fn lookup_str<'a, P: StrParam>(sources: &Sources<'a>, method: Option<&str>) -> &'a str {
+    lookup(sources, method, P::KEY).unwrap_or(P::DEFAULT)
 }

@@ -68,7 +68,7 @@ impl DubboInvoker {
             uniform: None,
         };
         inner.uniform = (!inner.url.has_method_params()).then(|| {
-            let oneway = !inner.url.get_bool("return", true);
+            let oneway = !inner.url.param::<keys::Return>();
             (inner.url.param::<Timeout>(), oneway)
         });
         // Strings always encode; on the impossible failure calls encode it all.
@@ -110,7 +110,7 @@ impl DubboInvoker {
         }
         let method = inv.method();
         let (timeout, oneway) = inner.uniform.unwrap_or_else(|| {
-            let oneway = !inner.url.get_method_bool(method, "return", true);
+            let oneway = !inner.url.method_param::<keys::Return>(method);
             (inner.url.method_param::<Timeout>(method), oneway)
         });
         // The call's deadline (the consumer's `deadline` filter sets one from the

@@ -79,17 +79,16 @@ impl DubboProtocol {
     }
 
     fn server_config(url: &Url) -> Result<ServerConfig, RpcError> {
-        let dispatch: Dispatch = url
-            .get_param_or(keys::DISPATCHER_KEY, keys::defaults::DISPATCHER)
-            .parse()
-            .map_err(|e: rubbo_remoting::RemotingError| {
+        let dispatch: Dispatch = url.str_param::<keys::Dispatcher>().parse().map_err(
+            |e: rubbo_remoting::RemotingError| {
                 RpcError::new(rubbo_common::ErrorKind::Unknown, e.to_string())
-            })?;
+            },
+        )?;
         let mut c = ServerConfig::default()
             .with_heartbeat(url.param::<keys::Heartbeat>())
             .with_dispatch(dispatch);
         c.payload = url.param::<keys::Payload>();
-        c.shutdown_timeout = url.get_duration_ms("shutdown.timeout", 10_000);
+        c.shutdown_timeout = url.param::<keys::ShutdownTimeout>();
         Ok(c)
     }
 

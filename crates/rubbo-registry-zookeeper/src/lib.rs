@@ -18,7 +18,4 @@ mod subscription;
 
 pub use children::{ChildCache, ChildUpdate};
 pub use factory::{ZookeeperRegistryFactory, register_factory, registry_factories};
-pub use registry::{
-    BACKUP_KEY, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NOTIFY_DELAY, DEFAULT_SESSION_TIMEOUT,
-    ENABLE_EMPTY_PROTECTION_KEY, SESSION_KEY, WATCH_KEY, ZookeeperRegistry,
-};
+pub use registry::ZookeeperRegistry;

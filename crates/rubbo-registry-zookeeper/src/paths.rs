@@ -8,11 +8,12 @@
 //! ```
 
 use rubbo_common::Url;
+use rubbo_common::keys::{
+    ANY_VALUE, CATEGORY_KEY, CONFIGURATORS_CATEGORY, CONSUMERS_CATEGORY, PROVIDERS_CATEGORY,
+    ROUTERS_CATEGORY, ZkRoot,
+};
 use rubbo_common::url::encode;
-use rubbo_registry::{ANY_VALUE, category_of};
-
-/// The default root: `/dubbo`.
-pub const DEFAULT_ROOT: &str = "dubbo";
+use rubbo_registry::category_of;
 
 /// The root path of a registry URL: `/` + `group` (default `dubbo`).
 ///
@@ -23,10 +24,7 @@ pub const DEFAULT_ROOT: &str = "dubbo";
 /// assert_eq!(root_path(&Url::parse("zookeeper://h:2181?group=/a/b").unwrap()), "/a/b");
 /// ```
 pub fn root_path(registry_url: &Url) -> String {
-    let group = registry_url
-        .get_param("group")
-        .filter(|g| !g.is_empty())
-        .unwrap_or(DEFAULT_ROOT);
+    let group = registry_url.str_param::<ZkRoot>();
     if group.starts_with('/') {
         group.to_owned()
     } else {
@@ -60,8 +58,13 @@ pub fn category_path(root: &str, url: &Url) -> String {
 /// `/dubbo/{iface}/{category}` for each category of a subscribe URL.
 pub fn categories_paths(root: &str, url: &Url) -> Vec<(String, String)> {
     let service = service_path(root, url);
-    let cats: Vec<&str> = if url.get_param("category") == Some(ANY_VALUE) {
-        vec!["providers", "consumers", "routers", "configurators"]
+    let cats: Vec<&str> = if url.get_param(CATEGORY_KEY) == Some(ANY_VALUE) {
+        vec![
+            PROVIDERS_CATEGORY,
+            CONSUMERS_CATEGORY,
+            ROUTERS_CATEGORY,
+            CONFIGURATORS_CATEGORY,
+        ]
     } else {
         rubbo_registry::categories(url)
     };

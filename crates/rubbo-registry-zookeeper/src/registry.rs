@@ -6,10 +6,14 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use rubbo_common::keys::{
+    BACKUP_KEY, Check, Dynamic, EnableEmptyProtection, NotifyDelay, RegistryTimeout, SESSION_KEY,
+    SessionTimeout, ZK_WATCH_KEY, ZkSessionExpire, ZkWatch,
+};
 use rubbo_common::{BoxFuture, Url};
 use rubbo_registry::{
-    NOTIFY_DELAY_KEY, Registry, RegistryError, RegistryResult, SharedListener, TIMEOUT_KEY,
-    is_any_interface, is_empty_url, is_match, same_listener,
+    Registry, RegistryError, RegistryResult, SharedListener, is_any_interface, is_empty_url,
+    is_match, same_listener,
 };
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -22,18 +26,7 @@ use crate::paths;
 use crate::session::SessionShared;
 use crate::subscription::{watch_category, watch_services};
 
-/// Registry URL parameter: the ZooKeeper session timeout in ms (default 60000).
-pub const SESSION_KEY: &str = "session";
-/// Registry URL parameter: more servers, `h:p,h:p`.
-pub const BACKUP_KEY: &str = "backup";
-/// Default session timeout.
-pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(60);
-/// Default wait for the first session at start.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// Default delay that batches a burst of child changes into one notification.
-pub const DEFAULT_NOTIFY_DELAY: Duration = Duration::from_millis(10);
-
-/// Registry URL parameter: how a subscription watches a category's children.
+/// How categories are watched, from the registry URL's `zk.watch` ([`ZkWatch`]):
 ///
 /// - `auto` (default): a persistent recursive watch (ZooKeeper 3.6+), whose events
 ///   name each child created or deleted, so a push costs the change; when the server
@@ -42,9 +35,6 @@ pub const DEFAULT_NOTIFY_DELAY: Duration = Duration::from_millis(10);
 /// - `persistent`: the persistent watch only (an older server is an error).
 /// - `oneshot`: a one-shot child watch, listing all the children after every change
 ///   (what Java Dubbo's Curator client does).
-pub const WATCH_KEY: &str = "zk.watch";
-
-/// How categories are watched, from [`WATCH_KEY`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WatchMode {
     Auto,
@@ -56,10 +46,6 @@ const UNKNOWN: u8 = 0;
 const SUPPORTED: u8 = 1;
 const UNSUPPORTED: u8 = 2;
 
-/// Registry URL parameter (Java): with `true`, an empty `providers` list is not
-/// delivered, so a registry glitch never clears a consumer's addresses.
-pub const ENABLE_EMPTY_PROTECTION_KEY: &str = "enable-empty-protection";
-
 /// The ZooKeeper registry (`zookeeper://127.0.0.1:2181?backup=h2:2181&group=dubbo`).
 ///
 /// - Registered URLs are nodes `/{group}/{encode(interface)}/{category}/{encode(url)}`,
@@ -67,7 +53,11 @@ pub const ENABLE_EMPTY_PROTECTION_KEY: &str = "enable-empty-protection";
 /// - A subscription watches each category's children and delivers the category's
 ///   whole list after every change (`empty://` when none), batching bursts within
 ///   `notify.delay` ms (default 10). On ZooKeeper 3.6+ the watch is persistent and
-///   its events name the children that changed; see [`WATCH_KEY`].
+///   its events name the children that changed; registry URL parameter
+///   `zk.watch` ([`ZkWatch`]) chooses (`auto`, `persistent`, `oneshot`).
+/// - With `enable-empty-protection=true` ([`EnableEmptyProtection`]) an empty
+///   `providers` list is not delivered, so a registry glitch never clears a consumer's
+///   addresses.
 /// - A subscription with `interface=*` follows every service under the root, including
 ///   those that appear later; the listener receives each service's lists.
 /// - When the session expires (a long outage, a ZooKeeper restart without its data),
@@ -138,8 +128,8 @@ impl ZookeeperRegistry {
             connect_string.push_str(backup);
         }
         let session_timeout = match url.get_param(SESSION_KEY) {
-            Some(_) => url.get_duration_ms(SESSION_KEY, 60_000),
-            None => url.get_duration_ms("zk.session.expire", 60_000),
+            Some(_) => url.param::<SessionTimeout>(),
+            None => url.param::<ZkSessionExpire>(),
         };
         let auth = url
             .username()
@@ -148,15 +138,15 @@ impl ZookeeperRegistry {
                 Some(p) => format!("{u}:{p}"),
                 None => u.to_owned(),
             });
-        let connect_timeout = url.get_duration_ms(TIMEOUT_KEY, 5000);
-        let notify_delay = url.get_duration_ms(NOTIFY_DELAY_KEY, 10);
-        let watch_mode = match url.get_param(WATCH_KEY).unwrap_or("auto") {
-            "auto" | "" => WatchMode::Auto,
+        let connect_timeout = url.param::<RegistryTimeout>();
+        let notify_delay = url.param::<NotifyDelay>();
+        let watch_mode = match url.str_param::<ZkWatch>() {
+            "auto" => WatchMode::Auto,
             "persistent" => WatchMode::Persistent,
             "oneshot" => WatchMode::Oneshot,
             other => {
                 return Err(RegistryError::Config(format!(
-                    "{WATCH_KEY}={other}: expected auto, persistent or oneshot"
+                    "{ZK_WATCH_KEY}={other}: expected auto, persistent or oneshot"
                 )));
             }
         };
@@ -166,7 +156,7 @@ impl ZookeeperRegistry {
             root: paths::root_path(&url),
             address: connect_string,
             notify_delay,
-            empty_protection: url.get_bool(ENABLE_EMPTY_PROTECTION_KEY, false),
+            empty_protection: url.param::<EnableEmptyProtection>(),
             modes,
             session: session.clone(),
             watch_mode,
@@ -186,7 +176,7 @@ impl ZookeeperRegistry {
         let mut rx = session.conn.subscribe();
         let connected = tokio::time::timeout(connect_timeout, rx.wait_for(Option::is_some)).await;
         if !matches!(connected, Ok(Ok(_))) {
-            if url.get_bool("check", true) {
+            if url.param::<Check>() {
                 registry.shutdown();
                 return Err(RegistryError::Unavailable {
                     address: registry.inner.address.clone(),
@@ -289,7 +279,7 @@ impl Inner {
             )));
         }
         let path = paths::url_path(&self.root, &url);
-        let ephemeral = url.get_bool("dynamic", true);
+        let ephemeral = url.param::<Dynamic>();
         // Recorded first, so that a session that ends while the node is being created
         // recovers it too.
         {
@@ -453,7 +443,7 @@ impl Inner {
                     continue;
                 }
                 let path = paths::url_path(&self.root, url);
-                let ephemeral = url.get_bool("dynamic", true);
+                let ephemeral = url.param::<Dynamic>();
                 if let Err(e) = create_node(client, &path, ephemeral, &self.modes).await {
                     failed += 1;
                     warn!(path, error = %e, "re-registration failed");
@@ -535,7 +525,7 @@ impl Registry for ZookeeperRegistry {
             // Delete our nodes now rather than when the server notices the session closed.
             let urls: Vec<Url> = self.inner.registered.lock().drain(..).collect();
             if let Some(conn) = self.inner.session.current() {
-                for url in urls.iter().filter(|u| u.get_bool("dynamic", true)) {
+                for url in urls.iter().filter(|u| u.param::<Dynamic>()) {
                     let path = paths::url_path(&self.inner.root, url);
                     let del = conn.client.delete(&path, None);
                     match tokio::time::timeout(Duration::from_secs(2), del).await {

@@ -20,10 +20,11 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use rubbo_common::Url;
+use rubbo_common::keys::{APPLICATION_KEY, FILE_KEY, FileCache};
 use tracing::{debug, warn};
 
 use crate::RegistryError;
-use crate::category::{FILE_CACHE_KEY, FILE_KEY, list_category};
+use crate::category::list_category;
 
 /// The least time between two background writes of the file.
 const WRITE_INTERVAL: Duration = Duration::from_millis(500);
@@ -65,7 +66,7 @@ impl RegistryCache {
     /// `~/.dubbo/dubbo-registry-{application}-{host}-{port}.cache`. `None` when
     /// `file.cache=false`.
     pub fn for_registry(registry_url: &Url) -> Option<RegistryCache> {
-        if !registry_url.get_bool(FILE_CACHE_KEY, true) {
+        if !registry_url.param::<FileCache>() {
             return None;
         }
         let path = match registry_url.get_param(FILE_KEY).filter(|f| !f.is_empty()) {
@@ -73,7 +74,7 @@ impl RegistryCache {
             None => {
                 let home =
                     std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-                let app = registry_url.get_param_or(rubbo_common::keys::APPLICATION_KEY, "");
+                let app = registry_url.get_param_or(APPLICATION_KEY, "");
                 let address = registry_url.address().replace(':', "-");
                 home.join(".dubbo")
                     .join(format!("dubbo-registry-{app}-{address}.cache"))

@@ -4,18 +4,14 @@
 use std::collections::BTreeMap;
 
 use rubbo_common::Url;
-use rubbo_common::keys::{CATEGORY_KEY, INTERFACE_KEY, REGISTER_KEY, REGISTRY_KEY, SUBSCRIBE_KEY};
+pub use rubbo_common::keys::{
+    ANY_VALUE, CONFIGURATORS_CATEGORY, CONSUMERS_CATEGORY, PROVIDERS_CATEGORY, ROUTERS_CATEGORY,
+};
+use rubbo_common::keys::{
+    CATEGORY_KEY, CHECK_KEY, CLASSIFIER_KEY, Category, ENABLED_KEY, Enabled, INTERFACE_KEY,
+    REGISTRY_KEY, Register, RegistryType, StrParam, Subscribe,
+};
 
-/// Providers' URLs.
-pub const PROVIDERS_CATEGORY: &str = "providers";
-/// Consumers' URLs.
-pub const CONSUMERS_CATEGORY: &str = "consumers";
-/// Route rules (`route://`).
-pub const ROUTERS_CATEGORY: &str = "routers";
-/// Override rules (`override://`).
-pub const CONFIGURATORS_CATEGORY: &str = "configurators";
-/// The category of a URL without a `category` parameter.
-pub const DEFAULT_CATEGORY: &str = PROVIDERS_CATEGORY;
 /// What a consumer subscribes to.
 pub const CONSUMER_SUBSCRIBE_CATEGORIES: &str = "providers,configurators,routers";
 /// The protocol of the URL that stands for an empty category.
@@ -24,22 +20,6 @@ pub const EMPTY_PROTOCOL: &str = "empty";
 pub const OVERRIDE_PROTOCOL: &str = "override";
 /// The protocol of route rules.
 pub const ROUTE_PROTOCOL: &str = "route";
-/// "Any" in interface, group, version and classifier matching.
-pub const ANY_VALUE: &str = "*";
-/// A provider with `enabled=false` is not matched.
-pub const ENABLED_KEY: &str = "enabled";
-/// Provider classifier.
-pub const CLASSIFIER_KEY: &str = "classifier";
-/// Registry URL: the cache file path.
-pub const FILE_KEY: &str = "file";
-/// Registry URL: `file.cache=false` disables the cache file.
-pub const FILE_CACHE_KEY: &str = "file.cache";
-/// Registry URL: the failback retry period in ms (default 5000).
-pub const RETRY_PERIOD_KEY: &str = "retry.period";
-/// Registry URL: the bound on one registry operation in ms (default 5000).
-pub const TIMEOUT_KEY: &str = "timeout";
-/// Registry URL: the delay in ms that batches a burst of changes into one notification.
-pub const NOTIFY_DELAY_KEY: &str = "notify.delay";
 
 /// The categories a subscribe URL asks for (`category`, comma separated; `providers`
 /// when absent).
@@ -59,7 +39,7 @@ pub fn categories(url: &Url) -> Vec<&str> {
         .filter(|c| !c.is_empty())
         .collect();
     if list.is_empty() {
-        vec![DEFAULT_CATEGORY]
+        vec![Category::DEFAULT]
     } else {
         list
     }
@@ -71,7 +51,7 @@ pub fn category_of(url: &Url) -> &str {
     url.get_param(CATEGORY_KEY)
         .map(str::trim)
         .filter(|c| !c.is_empty())
-        .unwrap_or(DEFAULT_CATEGORY)
+        .unwrap_or(Category::DEFAULT)
 }
 
 /// The category of the list a notified URL belongs to, as Java's `RegistryDirectory`
@@ -121,7 +101,7 @@ pub fn is_empty_url(url: &Url) -> bool {
 pub fn is_match_category(category: &str, categories: Option<&str>) -> bool {
     let categories = categories.map(str::trim).filter(|c| !c.is_empty());
     match categories {
-        None => category == DEFAULT_CATEGORY,
+        None => category == Category::DEFAULT,
         Some(list) => {
             let items = || list.split(',').map(str::trim);
             if items().any(|c| c == ANY_VALUE) {
@@ -157,7 +137,7 @@ pub fn is_match(consumer: &Url, provider: &Url) -> bool {
     if !is_match_category(category_of(provider), consumer.get_param(CATEGORY_KEY)) {
         return false;
     }
-    if !provider.get_bool(ENABLED_KEY, true) && consumer.get_param(ENABLED_KEY) != Some(ANY_VALUE) {
+    if !provider.param::<Enabled>() && consumer.get_param(ENABLED_KEY) != Some(ANY_VALUE) {
         return false;
     }
     let (cg, pg) = (consumer.group(), provider.group());
@@ -203,19 +183,19 @@ pub fn subscribe_url(consumer: &Url) -> Url {
 /// The URL a consumer registers (`category=consumers`, `check=false`), as Java writes it
 /// under `/dubbo/{interface}/consumers`.
 pub fn consumer_register_url(consumer: &Url) -> Url {
-    consumer.with_params([(CATEGORY_KEY, CONSUMERS_CATEGORY), ("check", "false")])
+    consumer.with_params([(CATEGORY_KEY, CONSUMERS_CATEGORY), (CHECK_KEY, "false")])
 }
 
 /// Whether a service (or reference) should be registered: `register` is not `false`.
 /// `register=false` means subscribe only.
 pub fn should_register(url: &Url) -> bool {
-    url.get_bool(REGISTER_KEY, true)
+    url.param::<Register>()
 }
 
 /// Whether a reference should subscribe: `subscribe` is not `false`. `subscribe=false`
 /// means register only.
 pub fn should_subscribe(url: &Url) -> bool {
-    url.get_bool(SUBSCRIBE_KEY, true)
+    url.param::<Subscribe>()
 }
 
 /// The real registry URL: `registry://h:p/...?registry=zookeeper` becomes
@@ -230,7 +210,7 @@ pub fn should_subscribe(url: &Url) -> bool {
 /// ```
 pub fn resolve_registry_url(url: &Url) -> Url {
     if url.protocol() == Some(REGISTRY_KEY) {
-        let real = url.get_param_or(REGISTRY_KEY, "dubbo").to_owned();
+        let real = url.str_param::<RegistryType>().to_owned();
         url.with_protocol(&real).without_params(&[REGISTRY_KEY])
     } else {
         url.clone()

@@ -6,20 +6,16 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use rubbo_common::keys::{Check, Param, RegistryTimeout, RetryPeriod};
 use rubbo_common::{BoxFuture, Url};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
-use crate::category::{RETRY_PERIOD_KEY, TIMEOUT_KEY, group_by_category, is_empty_url, is_match};
+use crate::category::{group_by_category, is_empty_url, is_match};
 use crate::{
     NotifyListener, Registry, RegistryCache, RegistryError, RegistryResult, SharedListener,
     SharedRegistry, notify_safely, same_listener,
 };
-
-/// Default retry period (Java's `retry.period`).
-pub const DEFAULT_RETRY_PERIOD: Duration = Duration::from_millis(5000);
-/// Default bound on one operation of the wrapped registry.
-pub const DEFAULT_OPERATION_TIMEOUT: Duration = Duration::from_millis(5000);
 
 /// Wraps a registry so that a failed `register`, `unregister`, `subscribe` or
 /// `unsubscribe` is retried every `retry.period` ms (registry URL, default 5000) until it
@@ -111,16 +107,17 @@ impl FailbackRegistry {
     /// Wraps `inner` with an explicit cache (or none).
     pub fn with_cache(inner: SharedRegistry, cache: Option<RegistryCache>) -> Self {
         let url = inner.url().clone();
-        let ms = |key, default: Duration| {
-            let d = url.get_duration_ms(key, u64::try_from(default.as_millis()).unwrap_or(5000));
-            if d.is_zero() { default } else { d }
-        };
+        // Zero (or negative) means the default.
+        fn ms<P: Param<Value = Duration>>(url: &Url) -> Duration {
+            let d = url.param::<P>();
+            if d.is_zero() { P::default_value() } else { d }
+        }
         FailbackRegistry {
             shared: Arc::new(Shared {
                 address: url.address(),
-                retry_period: ms(RETRY_PERIOD_KEY, DEFAULT_RETRY_PERIOD),
-                op_timeout: ms(TIMEOUT_KEY, DEFAULT_OPERATION_TIMEOUT),
-                check: url.get_bool("check", true),
+                retry_period: ms::<RetryPeriod>(&url),
+                op_timeout: ms::<RegistryTimeout>(&url),
+                check: url.param::<Check>(),
                 cache,
                 inner,
                 state: Mutex::new(State::default()),
@@ -315,7 +312,7 @@ impl Registry for FailbackRegistry {
                 Err(e) => {
                     sh.state.lock().failed_registered.push(url.clone());
                     sh.ensure_retry_task();
-                    let check = sh.check && url.get_bool("check", true) && url.port() != 0;
+                    let check = sh.check && url.param::<Check>() && url.port() != 0;
                     warn!(registry = %sh.address, url = %url, error = %e, retry_in = ?sh.retry_period,
                         "register failed; will retry");
                     if check { Err(e) } else { Ok(()) }
@@ -387,7 +384,7 @@ impl Registry for FailbackRegistry {
                     warn!(registry = %sh.address, url = %url, error = %e, retry_in = ?sh.retry_period,
                         "subscribe failed; will retry");
                     let from_cache = sh.notify_from_cache(&url, &listener);
-                    let check = sh.check && url.get_bool("check", true);
+                    let check = sh.check && url.param::<Check>();
                     if check && !from_cache { Err(e) } else { Ok(()) }
                 }
             }

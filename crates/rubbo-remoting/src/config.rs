@@ -3,11 +3,9 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::{ErrorBodyFn, RemotingError, hessian2_error_body};
+use rubbo_common::keys::{ConnectTimeout, Heartbeat, Payload, ShutdownTimeout};
 
-/// Default payload limit: 8 MiB.
-pub const DEFAULT_PAYLOAD: i64 = 8 * 1024 * 1024;
-const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(60);
+use crate::{ErrorBodyFn, RemotingError, hessian2_error_body};
 
 /// Client (consumer) connection settings.
 ///
@@ -43,10 +41,10 @@ pub struct ClientConfig {
 impl Default for ClientConfig {
     fn default() -> Self {
         ClientConfig {
-            connect_timeout: Duration::from_millis(3000),
-            heartbeat: DEFAULT_HEARTBEAT,
-            heartbeat_timeout: DEFAULT_HEARTBEAT * 3,
-            payload: DEFAULT_PAYLOAD,
+            connect_timeout: ConnectTimeout::DEFAULT,
+            heartbeat: Heartbeat::DEFAULT,
+            heartbeat_timeout: Heartbeat::DEFAULT * 3,
+            payload: Payload::DEFAULT,
             reconnect_backoff: Duration::from_millis(100),
             reconnect_backoff_max: Duration::from_millis(2000),
             write_queue: 8192,
@@ -168,11 +166,11 @@ pub struct ServerConfig {
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
-            payload: DEFAULT_PAYLOAD,
-            heartbeat: DEFAULT_HEARTBEAT,
-            heartbeat_timeout: DEFAULT_HEARTBEAT * 3,
+            payload: Payload::DEFAULT,
+            heartbeat: Heartbeat::DEFAULT,
+            heartbeat_timeout: Heartbeat::DEFAULT * 3,
             dispatch: Dispatch::All,
-            shutdown_timeout: Duration::from_secs(10),
+            shutdown_timeout: ShutdownTimeout::DEFAULT,
             send_readonly: true,
             write_queue: 8192,
             max_in_flight: 0,

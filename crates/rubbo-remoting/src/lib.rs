@@ -19,7 +19,7 @@ mod writer;
 
 pub use client::{Clients, ConnectionPool, ExchangeClient};
 pub use codec::*;
-pub use config::{ClientConfig, DEFAULT_PAYLOAD, Dispatch, ServerConfig};
+pub use config::{ClientConfig, Dispatch, ServerConfig};
 pub use error::RemotingError;
 pub use id::next_id;
 pub use server::{ConnectionInfo, Handler, HandlerFn, Server, handler_fn};

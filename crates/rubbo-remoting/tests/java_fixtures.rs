@@ -44,7 +44,7 @@ fn pairs() -> Vec<(String, Bytes, Bytes)> {
 
 fn decode_one(wire: &Bytes) -> Decoded {
     let mut buf = BytesMut::from(&wire[..]);
-    let mut d = Decoder::new(DEFAULT_PAYLOAD);
+    let mut d = Decoder::new(rubbo_common::keys::Payload::DEFAULT);
     let got = d.decode(&mut buf).unwrap().expect("one whole frame");
     assert!(buf.is_empty(), "frame length matches file length");
     got

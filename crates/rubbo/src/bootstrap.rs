@@ -337,7 +337,7 @@ impl Rubbo {
             (keys::PREFER_SERIALIZATION_KEY, "hessian2"),
             (keys::PID_KEY, &std::process::id().to_string()),
             (keys::TIMESTAMP_KEY, &now_ms()),
-            ("rubbo", env!("CARGO_PKG_VERSION")),
+            (keys::RUBBO_VERSION_KEY, env!("CARGO_PKG_VERSION")),
         ])
         .with_params(i.params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         if !service.version.is_empty() {
@@ -430,7 +430,7 @@ impl Rubbo {
         } else {
             registry
                 .with_protocol("registry")
-                .with_param("registry", protocol)
+                .with_param(keys::REGISTRY_KEY, protocol)
         };
         base.with_path("org.apache.dubbo.registry.RegistryService")
             .with_param(keys::APPLICATION_KEY, &self.inner.application)
@@ -452,7 +452,7 @@ impl Rubbo {
             ),
             (keys::PID_KEY.into(), std::process::id().to_string()),
             (keys::TIMESTAMP_KEY.into(), now_ms()),
-            ("register.ip".into(), i.host.clone()),
+            (keys::REGISTER_IP_KEY.into(), i.host.clone()),
         ];
         if !service.version.is_empty() {
             p.push((keys::VERSION_KEY.into(), service.version.into()));

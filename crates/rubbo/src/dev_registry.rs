@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use rubbo_common::{BoxFuture, RpcError, Url};
+use rubbo_common::{BoxFuture, RpcError, Url, keys};
 use rubbo_registry::{
     NotifyListener, Registry, RegistryError, RegistryFactory, RegistryResult, SharedListener,
     SharedRegistry, categories, empty_url, is_match, list_category, same_listener,
@@ -29,8 +29,6 @@ use crate::{BoxInvoker, DubboProtocol, Protocol};
 /// The interface name the dev registry is served under.
 pub const DEV_REGISTRY_INTERFACE: &str = "org.rubbo.registry.DevRegistryService";
 
-/// Default lease of a registration.
-const DEFAULT_LEASE: Duration = Duration::from_secs(3);
 /// Longest a watch call waits for a change.
 const WATCH_WAIT_MS: i32 = 10_000;
 /// First and longest pause between watch attempts while the registry is unreachable.
@@ -246,7 +244,7 @@ impl DevRegistry {
     pub async fn connect(url: Url) -> RegistryResult<Self> {
         let target = url
             .with_path(DEV_REGISTRY_INTERFACE)
-            .with_params([("version", "1.0.0"), ("timeout", "15000")]);
+            .with_params([(keys::VERSION_KEY, "1.0.0"), (keys::TIMEOUT_KEY, "15000")]);
         let invoker: BoxInvoker =
             DubboProtocol::new()
                 .refer(target)
@@ -256,7 +254,7 @@ impl DevRegistry {
                     reason: e.to_string(),
                 })?;
         let client = DevRegistryServiceClient::new(invoker);
-        let lease = url.get_duration_ms("lease", DEFAULT_LEASE.as_millis() as u64);
+        let lease = url.param::<keys::Lease>();
         let registered: Arc<Mutex<Vec<String>>> = Arc::default();
         let renewer = tokio::spawn({
             let client = client.clone();

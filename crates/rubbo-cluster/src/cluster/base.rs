@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
-use rubbo_common::keys::{LOADBALANCE_KEY, STICKY_KEY};
-use rubbo_common::resolve::{Sources, lookup};
+use rubbo_common::keys::{ClusterAvailableCheck, LOADBALANCE_KEY, Param, Sticky};
+use rubbo_common::resolve::{Sources, lookup, lookup_param};
 use rubbo_common::{
     BoxInvoker, ErrorKind, ExtensionTable, Invocation, InvokeFuture, Invoker, RpcError, Url,
 };
@@ -42,7 +42,7 @@ fn contains(list: &[BoxInvoker], inv: &BoxInvoker) -> bool {
 impl ClusterBase {
     /// State for a cluster invoker over `directory`.
     pub fn new(directory: Arc<dyn Directory>, ctx: &ClusterContext) -> Self {
-        let available_check = directory.url().get_bool("cluster.availablecheck", true);
+        let available_check = directory.url().param::<ClusterAvailableCheck>();
         ClusterBase {
             directory,
             balancers: ctx.load_balances.clone(),
@@ -121,6 +121,17 @@ impl ClusterBase {
         lookup(&sources, Some(inv.method()), key)
     }
 
+    /// A typed setting for a call, in the order of [`setting`](Self::setting), with its
+    /// default.
+    pub fn setting_param<P: Param>(&self, provider: Option<&Url>, inv: &Invocation) -> P::Value {
+        let sources = Sources {
+            overrides: &[],
+            consumer: Some(self.url()),
+            provider,
+        };
+        lookup_param::<P>(&sources, Some(inv.method()))
+    }
+
     /// The balancer named by `loadbalance` (see [`setting`](Self::setting)), or the
     /// default.
     pub fn load_balance(
@@ -145,9 +156,7 @@ impl ClusterBase {
         selected: &[BoxInvoker],
     ) -> Option<BoxInvoker> {
         let first = invokers.first()?;
-        let sticky = self
-            .setting(Some(first.url()), inv, STICKY_KEY)
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        let sticky = self.setting_param::<Sticky>(Some(first.url()), inv);
         {
             let mut current = self.sticky.lock();
             if current.as_ref().is_some_and(|s| !contains(invokers, s)) {

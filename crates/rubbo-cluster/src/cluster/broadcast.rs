@@ -2,15 +2,13 @@
 
 use std::sync::Arc;
 
+use rubbo_common::keys::BroadcastFailPercent;
 use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, RpcError, RpcResult};
 use tracing::warn;
 
 use super::failover::invoke_one;
 use super::{Cluster, ClusterBase, StrategyInvoker};
 use crate::{ClusterContext, Directory};
-
-/// The option: percentage of failures (0-100, default 100) after which broadcast stops.
-pub const BROADCAST_FAIL_PERCENT_KEY: &str = "broadcast.fail.percent";
 
 /// Calls every routed provider in turn. Any failure (error or business exception)
 /// fails the call with the last failure; the loop stops early once
@@ -29,10 +27,10 @@ impl Cluster for BroadcastCluster {
 fn call(base: Arc<ClusterBase>, inv: Invocation) -> InvokeFuture {
     Box::pin(async move {
         let invokers = base.list(&inv)?;
-        let mut percent = base.url().get_int(BROADCAST_FAIL_PERCENT_KEY, 100);
+        let mut percent = base.url().param::<BroadcastFailPercent>();
         if !(0..=100).contains(&percent) {
             warn!(percent, "broadcast.fail.percent must be 0-100, using 100");
-            percent = 100;
+            percent = BroadcastFailPercent::DEFAULT;
         }
         let threshold = invokers.len() as i64 * percent / 100;
         let mut fail_index: i64 = 0;

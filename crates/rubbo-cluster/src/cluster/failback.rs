@@ -5,18 +5,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rubbo_common::keys::RETRIES_KEY;
+use rubbo_common::keys::{FailbackRetries, FailbackTasks};
 use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, Invoker, RpcResult, Url};
 use tracing::{debug, error};
 
 use super::failover::invoke_one;
 use super::{Cluster, ClusterBase};
 use crate::{ClusterContext, Directory};
-
-/// Bound of pending background retries (Java's `failbacktasks`, default 100).
-pub const FAILBACK_TASKS_KEY: &str = "failbacktasks";
-const DEFAULT_FAILBACK_TIMES: i64 = 3;
-const DEFAULT_FAILBACK_TASKS: i64 = 100;
 
 /// On failure, logs, returns an empty (`null`) result and retries in the background
 /// every 5 s on another provider, up to `retries` times (default 3; 0 or less means 3).
@@ -45,12 +40,12 @@ impl FailbackCluster {
 impl Cluster for FailbackCluster {
     fn join(&self, directory: Arc<dyn Directory>, ctx: &ClusterContext) -> BoxInvoker {
         let url = directory.url().clone();
-        let retries = match url.get_int(RETRIES_KEY, DEFAULT_FAILBACK_TIMES) {
-            r if r <= 0 => DEFAULT_FAILBACK_TIMES,
+        let retries = match url.param::<FailbackRetries>() {
+            r if r <= 0 => FailbackRetries::DEFAULT,
             r => r,
         } as usize;
-        let tasks = match url.get_int(FAILBACK_TASKS_KEY, DEFAULT_FAILBACK_TASKS) {
-            t if t <= 0 => DEFAULT_FAILBACK_TASKS,
+        let tasks = match url.param::<FailbackTasks>() {
+            t if t <= 0 => FailbackTasks::DEFAULT,
             t => t,
         } as usize;
         Arc::new(FailbackInvoker {

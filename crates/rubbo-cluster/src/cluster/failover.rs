@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use rubbo_common::keys::RETRIES_KEY;
+use rubbo_common::keys::{RETRIES_KEY, Retries};
 use rubbo_common::{
     BoxInvoker, Invocation, InvokeFuture, Invoker, RpcError, RpcResult, Url, Value,
 };
@@ -65,8 +65,7 @@ fn invoke_times(url: &Url, inv: &Invocation) -> usize {
         Value::String(s) => s.trim().parse::<i64>().ok(),
         other => other.as_i64(),
     });
-    let retries =
-        from_attachment.unwrap_or_else(|| url.get_method_int(inv.method(), RETRIES_KEY, 2));
+    let retries = from_attachment.unwrap_or_else(|| url.method_param::<Retries>(inv.method()));
     (retries + 1).max(1) as usize
 }
 

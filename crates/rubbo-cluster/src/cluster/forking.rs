@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use rubbo_common::keys::{FORKS_KEY, TIMEOUT_KEY};
+use rubbo_common::keys::{Forks, Timeout};
 use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, RpcError};
 
 use super::failover::invoke_one;
@@ -29,8 +29,8 @@ fn call(base: Arc<ClusterBase>, inv: Invocation) -> InvokeFuture {
     Box::pin(async move {
         let invokers = base.list(&inv)?;
         let lb = base.load_balance(&invokers, &inv)?;
-        let forks = base.url().get_int(FORKS_KEY, 2);
-        let timeout = base.url().get_duration_ms(TIMEOUT_KEY, 1000);
+        let forks = base.url().param::<Forks>();
+        let timeout = base.url().param::<Timeout>();
         let selected: Vec<BoxInvoker> = if forks <= 0 || forks as usize >= invokers.len() {
             invokers.to_vec()
         } else {

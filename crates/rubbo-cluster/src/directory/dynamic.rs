@@ -6,6 +6,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use rubbo_common::keys::{
+    CATEGORY_KEY, CONFIGURATORS_CATEGORY, CONSUMERS_CATEGORY, PROTOCOL_KEY, ROUTERS_CATEGORY,
+};
 use rubbo_common::resolve::merge_provider_url;
 use rubbo_common::{BoxInvoker, Invocation, Url};
 use tracing::{debug, info, warn};
@@ -43,8 +46,8 @@ fn is_provider_url(url: &Url) -> bool {
         url.protocol(),
         Some("override" | "route" | "condition" | "tag" | "script" | "absent" | "empty")
     ) && !matches!(
-        url.get_param("category"),
-        Some("routers" | "configurators" | "consumers")
+        url.get_param(CATEGORY_KEY),
+        Some(ROUTERS_CATEGORY | CONFIGURATORS_CATEGORY | CONSUMERS_CATEGORY)
     )
 }
 
@@ -85,7 +88,7 @@ impl DynamicDirectory {
         }
         let accepted: Option<Vec<&str>> = self
             .consumer
-            .get_param("protocol")
+            .get_param(PROTOCOL_KEY)
             .filter(|p| !p.is_empty())
             .map(|p| p.split(',').map(str::trim).collect());
         let mut wanted: Vec<Url> = Vec::new();

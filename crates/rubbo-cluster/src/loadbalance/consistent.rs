@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use md5::{Digest, Md5};
 use parking_lot::RwLock;
-use rubbo_common::keys::{HASH_ARGUMENTS_KEY, HASH_NODES_KEY};
-use rubbo_common::resolve::{Sources, lookup};
+use rubbo_common::keys::{HashArguments, HashNodes};
+use rubbo_common::resolve::{Sources, lookup_param, lookup_str};
 use rubbo_common::{BoxInvoker, Invocation, Url};
 
 use super::LoadBalance;
@@ -47,12 +47,8 @@ impl Selector {
             consumer: Some(consumer),
             provider: Some(invokers[0].url()),
         };
-        let replicas = lookup(&sources, Some(method), HASH_NODES_KEY)
-            .and_then(|v| v.trim().parse::<i64>().ok())
-            .unwrap_or(160)
-            .max(0) as usize;
-        let arguments: Vec<usize> = lookup(&sources, Some(method), HASH_ARGUMENTS_KEY)
-            .unwrap_or("0")
+        let replicas = lookup_param::<HashNodes>(&sources, Some(method)).max(0) as usize;
+        let arguments: Vec<usize> = lookup_str::<HashArguments>(&sources, Some(method))
             .split(',')
             .filter_map(|s| s.trim().parse().ok())
             .collect();

@@ -7,13 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arc_swap::ArcSwapOption;
 use parking_lot::RwLock;
-use rubbo_common::keys::{TIMESTAMP_KEY, WARMUP_KEY, WEIGHT_KEY};
+use rubbo_common::keys::{TIMESTAMP_KEY, Timestamp, WEIGHT_KEY, Warmup, Weight};
 use rubbo_common::{BoxInvoker, Url};
 
 use crate::status::{PtrMap, invoker_key};
-
-const DEFAULT_WEIGHT: i64 = 100;
-const DEFAULT_WARMUP: i64 = 10 * 60 * 1000;
 
 /// Milliseconds since the Unix epoch.
 pub fn now_millis() -> i64 {
@@ -64,9 +61,9 @@ struct WeightInfo {
 impl WeightInfo {
     fn of(url: &Url, method: &str) -> Self {
         WeightInfo {
-            weight: url.get_method_int(method, WEIGHT_KEY, DEFAULT_WEIGHT),
-            timestamp: url.get_int(TIMESTAMP_KEY, 0),
-            warmup: url.get_int(WARMUP_KEY, DEFAULT_WARMUP),
+            weight: url.method_param::<Weight>(method),
+            timestamp: url.param::<Timestamp>(),
+            warmup: i64::try_from(url.param::<Warmup>().as_millis()).unwrap_or(i64::MAX),
         }
     }
 
@@ -130,7 +127,7 @@ impl std::fmt::Debug for WeightCache {
 fn has_method_weights(url: &Url) -> bool {
     url.params()
         .iter()
-        .any(|(k, _)| k.len() > WEIGHT_KEY.len() && k.ends_with(".weight"))
+        .any(|(k, _)| k.strip_suffix(WEIGHT_KEY).is_some_and(|m| m.ends_with('.')))
 }
 
 impl WeightCache {

@@ -26,7 +26,7 @@ use std::time::Duration;
 pub use encode::{decode, encode};
 pub use params::UrlParams;
 
-use crate::keys::{self, Param};
+use crate::keys::{self, Param, StrParam};
 use intern::{intern, share_base};
 
 /// Why a string is not a URL.
@@ -269,10 +269,36 @@ impl Url {
     }
 
     /// A typed method-level parameter with its default.
+    ///
+    /// ```
+    /// use rubbo_common::{keys::Retries, Url};
+    /// let url = Url::parse("dubbo://h:1/S?retries=5&echo.retries=0").unwrap();
+    /// assert_eq!(url.method_param::<Retries>("echo"), 0);
+    /// assert_eq!(url.method_param::<Retries>("other"), 5);
+    /// ```
     pub fn method_param<P: Param>(&self, method: &str) -> P::Value {
         self.get_method_param(method, P::KEY)
             .and_then(P::parse)
             .unwrap_or_else(P::default_value)
+    }
+
+    /// A string parameter with its default (absent or empty gives the default).
+    ///
+    /// ```
+    /// use rubbo_common::{keys::Dispatcher, Url};
+    /// assert_eq!(Url::parse("dubbo://h:1/S?dispatcher=direct").unwrap().str_param::<Dispatcher>(), "direct");
+    /// assert_eq!(Url::parse("dubbo://h:1/S").unwrap().str_param::<Dispatcher>(), "all");
+    /// ```
+    pub fn str_param<P: StrParam>(&self) -> &str {
+        self.get_param_or(P::KEY, P::DEFAULT)
+    }
+
+    /// A method-level string parameter with its default (absent or empty gives the
+    /// default).
+    pub fn method_str_param<P: StrParam>(&self, method: &str) -> &str {
+        self.get_method_param(method, P::KEY)
+            .filter(|v| !v.is_empty())
+            .unwrap_or(P::DEFAULT)
     }
 
     /// The service interface: parameter `interface`, else the path.

@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use super::intern::{intern, share_core};
 use super::packed::Packed;
-use crate::keys::METHODS_KEY;
+use crate::keys::{METHODS_KEY, PID_KEY, TIMESTAMP_KEY};
 
 /// Keys whose values differ between the providers of one service, in key order. None
 /// contains a `.`, so none is ever a method-level key.
-pub(crate) const SLOT_KEYS: [&str; 2] = ["pid", "timestamp"];
+pub(crate) const SLOT_KEYS: [&str; 2] = [PID_KEY, TIMESTAMP_KEY];
 
 fn slot_index(key: &str) -> Option<usize> {
     SLOT_KEYS.iter().position(|k| *k == key)

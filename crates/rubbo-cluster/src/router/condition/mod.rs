@@ -8,6 +8,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
+use rubbo_common::keys::{Enabled, Force, Priority, RULE_KEY};
 use rubbo_common::{Invocation, Url};
 
 use super::{Candidates, Router};
@@ -152,13 +153,13 @@ impl SingleConditionRouter {
     /// From a `condition://` URL: `rule` (URL-encoded), `force` (false), `priority`
     /// (0), `enabled` (true).
     pub fn from_url(url: &Url) -> Result<Self, crate::ClusterError> {
-        let raw = url.get_param("rule").unwrap_or("");
+        let raw = url.get_param(RULE_KEY).unwrap_or("");
         let rule = rubbo_common::url::decode(raw).unwrap_or_else(|_| raw.to_owned());
         Ok(SingleConditionRouter {
             condition: Condition::parse(&rule)?,
-            force: url.get_bool("force", false),
-            priority: url.get_int("priority", 0) as i32,
-            enabled: url.get_bool("enabled", true),
+            force: url.param::<Force>(),
+            priority: url.param::<Priority>() as i32,
+            enabled: url.param::<Enabled>(),
         })
     }
 
