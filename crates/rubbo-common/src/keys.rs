@@ -133,6 +133,40 @@ keys! {
     ALIVE_KEY = "alive";
     /// Transporter.
     TRANSPORTER_KEY = "transporter";
+    /// Whether a rule or a provider is enabled (default true).
+    ENABLED_KEY = "enabled";
+    /// Governance rule format version of an override URL (`v2.7`, `v3.0`).
+    CONFIG_VERSION_KEY = "configVersion";
+    /// Marks an override URL converted from an older rule format.
+    COMPATIBLE_CONFIG_KEY = "compatible_config";
+    /// Provider addresses an override URL is limited to (comma separated).
+    OVERRIDE_PROVIDERS_KEY = "providerAddresses";
+    /// The IP a consumer registers under (in `refer=`).
+    REGISTER_IP_KEY = "register.ip";
+    /// How long a `check=true` reference waits for its first provider list, in ms.
+    CHECK_TIMEOUT_KEY = "check.timeout";
+    /// Router type of a routing-rule URL (`condition` when absent).
+    ROUTER_KEY = "router";
+    /// Value of [`ROUTER_KEY`] naming a condition router.
+    CONDITION_ROUTER = "condition";
+    /// The host of a rule that applies to every address.
+    ANYHOST_VALUE = "0.0.0.0";
+    /// The wildcard value.
+    ANY_VALUE = "*";
+}
+
+/// URL protocols (schemes) that carry rules or markers rather than providers.
+pub mod protocols {
+    /// An override rule: its parameters replace the matching URL's.
+    pub const OVERRIDE: &str = "override";
+    /// An absent rule: its parameters fill in only those the matching URL lacks.
+    pub const ABSENT: &str = "absent";
+    /// The empty list marker of a registry category.
+    pub const EMPTY: &str = "empty";
+    /// A Dubbo 2 routing rule (`route://`).
+    pub const ROUTE: &str = "route";
+    /// A condition routing rule (`condition://`).
+    pub const CONDITION: &str = "condition";
 }
 
 /// A typed URL parameter: its key, its value type and its default.
