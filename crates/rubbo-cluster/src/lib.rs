@@ -8,6 +8,7 @@
 )]
 
 pub mod cluster;
+pub mod configurator;
 mod context;
 pub mod directory;
 mod error;
@@ -18,6 +19,7 @@ pub mod router;
 mod status;
 
 pub use cluster::{Cluster, clusters};
+pub use configurator::{Configurator, Configurators};
 pub use context::ClusterContext;
 pub use directory::{Directory, DynamicDirectory, InvokerFactory, StaticDirectory};
 pub use error::ClusterError;

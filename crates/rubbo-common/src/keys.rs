@@ -242,6 +242,28 @@ keys! {
     CONFIGURATORS_CATEGORY = "configurators";
     /// "Any" in interface, group, version, category and classifier matching.
     ANY_VALUE = "*";
+    /// Marks an override URL converted from an older rule format.
+    COMPATIBLE_CONFIG_KEY = "compatible_config";
+    /// Provider addresses an override URL is limited to (comma separated).
+    OVERRIDE_PROVIDERS_KEY = "providerAddresses";
+    /// Value of [`ROUTER_KEY`] naming a condition router.
+    CONDITION_ROUTER = "condition";
+    /// The host of a rule that applies to every address.
+    ANYHOST_VALUE = "0.0.0.0";
+}
+
+/// URL protocols (schemes) that carry rules or markers rather than providers.
+pub mod protocols {
+    /// An override rule: its parameters replace the matching URL's.
+    pub const OVERRIDE: &str = "override";
+    /// An absent rule: its parameters fill in only those the matching URL lacks.
+    pub const ABSENT: &str = "absent";
+    /// The empty list marker of a registry category.
+    pub const EMPTY: &str = "empty";
+    /// A Dubbo 2 routing rule (`route://`).
+    pub const ROUTE: &str = "route";
+    /// A condition routing rule (`condition://`).
+    pub const CONDITION: &str = "condition";
 }
 
 /// A typed URL parameter: its key, its value type and its default.

@@ -568,6 +568,8 @@ impl Rubbo {
         for r in self.inner.references.lock().drain(..) {
             r.destroy();
         }
+        // Waits (bounded) for every subscription to leave its registry.
+        self.inner.registry_protocol.destroy().await;
         let raw = &self.inner.raw_protocols;
         let stops = raw.names().into_iter().filter_map(|n| raw.get(&n).ok());
         futures::future::join_all(stops.map(|p| p.destroy())).await;

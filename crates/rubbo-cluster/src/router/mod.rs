@@ -5,10 +5,12 @@
 //! [`MockRouter`] (-100), [`TagRouter`] (100), service-scope [`ConditionRuleRouter`]
 //! (140), application-scope [`ConditionRuleRouter`] (150). Rules are replaced at run
 //! time through [`RouterChain::set_rule`] (fed by the config center) or the typed
-//! setters.
+//! setters. A [`DynamicRouters`] set added to the chain holds the routers a source
+//! publishes as a list (a registry's `routers` category), replaced as a whole.
 
 mod chain;
 pub mod condition;
+mod dynamic;
 mod matching;
 mod mock;
 pub mod tag;
@@ -21,6 +23,7 @@ pub use chain::RouterChain;
 pub use condition::{
     Condition, ConditionRule, ConditionRuleRouter, RuleScope, SingleConditionRouter,
 };
+pub use dynamic::DynamicRouters;
 pub(crate) use matching::java_string;
 pub use matching::{is_match_glob_pattern, match_ip_expression};
 pub use mock::{MockRouter, NEED_MOCK_ATTACHMENT};

@@ -1,0 +1,213 @@
+//! The subscription of one reference (the listening half of Java's
+//! `RegistryDirectory`): registers the consumer, subscribes to its categories, and
+//! feeds what the registry announces to the reference's parts: the provider list to
+//! the [`DynamicDirectory`], override rules to its [`Configurators`], routing rules to
+//! its [`DynamicRouters`].
+//!
+//! One task applies the notifications in order, so a later list never loses to an
+//! earlier one. The task is owned by the [`Subscription`]: cancelling it (the
+//! reference is destroyed or dropped, or the registry protocol is destroyed) makes the
+//! task unsubscribe, unregister the consumer, empty the directory and end.
+
+use std::sync::Arc;
+
+use rubbo_cluster::router::DynamicRouters;
+use rubbo_cluster::{Configurators, Directory, DynamicDirectory};
+use rubbo_common::{RpcError, Url};
+use rubbo_registry::{
+    CONFIGURATORS_CATEGORY, PROVIDERS_CATEGORY, ROUTERS_CATEGORY, SharedListener, SharedRegistry,
+    consumer_register_url, list_category, should_register, subscribe_url,
+};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{debug, info, warn};
+
+use super::registry_err;
+
+/// What a subscription keeps up to date.
+#[derive(Debug, Clone)]
+pub(super) struct Feeds {
+    pub(super) directory: Arc<DynamicDirectory>,
+    pub(super) configurators: Arc<Configurators>,
+    pub(super) routers: Arc<DynamicRouters>,
+    /// The consumer's application, which override rules may name.
+    pub(super) application: Option<String>,
+}
+
+/// A running subscription and the handle on its task. Dropping it cancels the task
+/// (which then unsubscribes and ends); [`shutdown`](Self::shutdown) also waits for it.
+#[derive(Debug)]
+pub(super) struct Subscription {
+    token: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+/// What the task applies, in order.
+enum Update {
+    Providers(Vec<Url>),
+    Configurators(Vec<Url>),
+}
+
+impl Subscription {
+    /// Registers `consumer` (when it should be), subscribes to its categories in
+    /// `registry`, and spawns the task feeding `feeds` on `tasks`, ended by `token`.
+    /// The receiver fires once the first provider list has been applied.
+    pub(super) async fn start(
+        registry: SharedRegistry,
+        consumer: &Url,
+        feeds: Feeds,
+        token: CancellationToken,
+        tasks: &TaskTracker,
+    ) -> Result<(Self, oneshot::Receiver<()>), RpcError> {
+        let (tx, rx) = mpsc::unbounded_channel::<Update>();
+        let (first_tx, first_rx) = oneshot::channel::<()>();
+        let listener = listener(tx, feeds.routers.clone());
+        let registered = if should_register(consumer) {
+            let url = consumer_register_url(consumer);
+            if let Err(e) = registry.register(url.clone()).await {
+                warn!(error = %e, "consumer registration failed");
+            }
+            Some(url)
+        } else {
+            None
+        };
+        let sub_url = subscribe_url(consumer);
+        let task = tasks.spawn(
+            Task {
+                rx,
+                token: token.clone(),
+                first: Some(first_tx),
+                feeds,
+                registry: registry.clone(),
+                sub_url: sub_url.clone(),
+                listener: listener.clone(),
+                registered,
+                service: consumer.service_key(),
+            }
+            .run(),
+        );
+        let mut subscription = Subscription { token, task };
+        if let Err(e) = registry.subscribe(sub_url, listener).await {
+            subscription.shutdown().await;
+            return Err(registry_err(e));
+        }
+        Ok((subscription, first_rx))
+    }
+
+    /// Ends the subscription without waiting: its task unsubscribes and ends soon.
+    pub(super) fn close(&self) {
+        self.token.cancel();
+    }
+
+    /// Ends the subscription and waits until its task has unsubscribed and ended.
+    pub(super) async fn shutdown(&mut self) {
+        self.token.cancel();
+        if let Err(e) = (&mut self.task).await {
+            warn!(error = %e, "subscription task failed");
+        }
+    }
+
+    /// Whether the task has ended.
+    #[cfg(test)]
+    pub(super) fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.token.cancel();
+    }
+}
+
+/// The registry listener: sorts each notification by category. Provider lists and
+/// override rules go to the task; routing rules replace the router set at once.
+fn listener(tx: mpsc::UnboundedSender<Update>, routers: Arc<DynamicRouters>) -> SharedListener {
+    Arc::new(move |urls: Vec<Url>| {
+        let category = urls
+            .first()
+            .map(list_category)
+            .unwrap_or(PROVIDERS_CATEGORY);
+        match category {
+            PROVIDERS_CATEGORY => {
+                let _ = tx.send(Update::Providers(urls));
+            }
+            CONFIGURATORS_CATEGORY => {
+                let _ = tx.send(Update::Configurators(urls));
+            }
+            ROUTERS_CATEGORY => {
+                routers.replace_urls(&urls);
+            }
+            other => debug!(
+                category = other,
+                count = urls.len(),
+                "category not applied, skipped"
+            ),
+        }
+    })
+}
+
+/// The subscription task's state.
+struct Task {
+    rx: mpsc::UnboundedReceiver<Update>,
+    token: CancellationToken,
+    first: Option<oneshot::Sender<()>>,
+    feeds: Feeds,
+    registry: SharedRegistry,
+    sub_url: Url,
+    /// Kept to unsubscribe with; it holds the sender, so `rx` stays open until then.
+    listener: SharedListener,
+    registered: Option<Url>,
+    service: String,
+}
+
+impl Task {
+    async fn run(mut self) {
+        let mut providers: Option<Vec<Url>> = None;
+        loop {
+            let update = tokio::select! {
+                biased;
+                () = self.token.cancelled() => break,
+                update = self.rx.recv() => match update {
+                    Some(u) => u,
+                    None => break,
+                },
+            };
+            match update {
+                Update::Providers(urls) => providers = Some(urls),
+                Update::Configurators(urls) => {
+                    let rules = self.feeds.configurators.replace_urls(&urls);
+                    info!(service = %self.service, rules, "override rules replaced");
+                }
+            }
+            let Some(list) = &providers else { continue };
+            let application = self.feeds.application.as_deref();
+            let listed: Vec<Url> = list
+                .iter()
+                .map(|p| self.feeds.configurators.configure(p, application))
+                .collect();
+            self.feeds.directory.notify(listed).await;
+            if let Some(f) = self.first.take() {
+                let _ = f.send(());
+            }
+        }
+        self.close().await;
+    }
+
+    /// Leaves the registry and empties the directory (a list applied while the
+    /// reference was being destroyed is dropped too).
+    async fn close(self) {
+        if let Err(e) = self.registry.unsubscribe(self.sub_url, self.listener).await {
+            warn!(service = %self.service, error = %e, "unsubscribe failed");
+        }
+        if let Some(url) = self.registered {
+            if let Err(e) = self.registry.unregister(url).await {
+                warn!(service = %self.service, error = %e, "consumer unregister failed");
+            }
+        }
+        self.feeds.directory.destroy();
+        debug!(service = %self.service, "subscription closed");
+    }
+}
