@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use interop::{
-    InteropProvider, InteropService, InteropServiceClient, InteropServiceServer, contract_user,
-};
 use rubbo::Rubbo;
 use serde_json::json;
 
+use crate::demo_service::{
+    DemoProvider, DemoService, DemoServiceClient, DemoServiceServer, demo_user,
+};
 use crate::input::emit;
 
 /// What the demo runs.
@@ -52,9 +52,9 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
             .port(0)
             .registry_factories(factories.clone())
             .build()?;
-        let provider = InteropProvider::default();
+        let provider = DemoProvider::default();
         let url = rubbo
-            .export(InteropServiceServer::new(Arc::new(provider.clone())))
+            .export(DemoServiceServer::new(Arc::new(provider.clone())))
             .await
             .with_context(|| format!("cannot start provider {i}"))?;
         provider.set_identity(&app, "127.0.0.1", url.port());
@@ -77,15 +77,15 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
         consumer = consumer.param("cluster", c.as_str());
     }
     let consumer = consumer.build()?;
-    let client = InteropServiceClient::new(
+    let client = DemoServiceClient::new(
         consumer
-            .refer(&InteropServiceClient::SERVICE)
+            .refer(&DemoServiceClient::SERVICE)
             .await
             .context("the consumer found no provider")?,
     );
     eprintln!(
         "consumer discovered the providers of {}",
-        InteropServiceClient::SERVICE.service_key()
+        DemoServiceClient::SERVICE.service_key()
     );
 
     // A few contract calls, to show the shapes.
@@ -100,10 +100,10 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
         users.len(),
         users.first().and_then(|u| u.name.clone())
     );
-    let echoed = client.echo_user(Some(contract_user(7))).await?;
+    let echoed = client.echo_user(Some(demo_user(7))).await?;
     eprintln!(
         "echoUser(user 7) round-trips: {}",
-        echoed == Some(contract_user(7))
+        echoed == Some(demo_user(7))
     );
     match client.fail(Some("boom".into())).await {
         Err(e) => eprintln!("fail(\"boom\") -> {e}"),

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod decode_cmd;
 mod demo_cmd;
+mod demo_service;
 mod input;
 mod invoke_cmd;
 mod url_cmd;

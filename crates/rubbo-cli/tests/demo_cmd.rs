@@ -43,7 +43,7 @@ fn spreads_calls_over_every_provider() {
     }
     assert!(
         err.contains(
-            "fail(\"boom\") -> business exception error: org.rubbo.interop.InteropException: boom"
+            "fail(\"boom\") -> business exception error: org.rubbo.demo.DemoException: boom"
         ),
         "{err}"
     );

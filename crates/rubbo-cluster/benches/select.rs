@@ -1,6 +1,7 @@
 //! Selection and routing cost.
 //!
 //! Run with: `cargo bench -p rubbo-cluster --bench select -- --warm-up-time 1 --measurement-time 2`
+#![allow(missing_docs, clippy::unwrap_used)]
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -1,4 +1,5 @@
 //! Fault-tolerance strategies against providers that fail in scripted ways.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! The dynamic directory: notifications, reuse, removal, snapshots.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! Distribution tests of every balancer against its weights.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! `mock=` behaviour around the cluster invoker.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

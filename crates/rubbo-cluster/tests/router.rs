@@ -1,4 +1,5 @@
 //! Router rule examples from the reference and Dubbo's documentation.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

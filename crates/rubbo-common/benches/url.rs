@@ -2,6 +2,7 @@
 //! differ only in host and port (bytes per URL, counted by a counting allocator).
 //!
 //! Run with `cargo bench -p rubbo-common --bench url`.
+#![allow(missing_docs)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;

@@ -8,13 +8,8 @@
 //! - [`Invoker`], [`Filter`], [`Protocol`], [`Exporter`]: the shapes every protocol,
 //!   filter and cluster speaks.
 //! - [`ExtensionTable`]: named implementations of an extension point (Java's SPI).
+// Unsafe stays forbidden here, not in Cargo.toml: see the [lints] note there.
 #![forbid(unsafe_code)]
-#![warn(
-    missing_docs,
-    missing_debug_implementations,
-    unreachable_pub,
-    clippy::unwrap_used
-)]
 
 mod codec;
 pub mod descriptor;

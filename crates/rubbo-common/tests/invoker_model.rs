@@ -1,5 +1,6 @@
 //! The invoker model: filter chains in their documented order, the protocol wrapper,
 //! and extension tables (adaptive selection, wrappers, unknown names).
+#![allow(clippy::unwrap_used)]
 
 use std::sync::{Arc, Mutex};
 

@@ -7,6 +7,7 @@
 //! counts, and a best-of-batches timer that interleaves hessian and json).
 //!
 //! Run with: `cargo bench -p rubbo-hessian2 --bench codec -- --warm-up-time 1 --measurement-time 3`
+#![allow(missing_docs)]
 
 #[path = "../tests/support/mod.rs"]
 mod support;

@@ -1,5 +1,6 @@
 //! serde shapes beyond plain structs: several field sets under one class
 //! name, internally tagged enums, skipped fields, flatten, byte buffers.
+#![allow(unreachable_pub)]
 
 use std::collections::HashMap;
 

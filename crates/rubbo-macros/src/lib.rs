@@ -1,13 +1,6 @@
 //! Procedural macros for Rubbo. Use them through the `rubbo` crate
 //! (`#[rubbo::service]`, `#[derive(rubbo::JavaType)]`): the generated code names
 //! `::rubbo::codegen`.
-#![forbid(unsafe_code)]
-#![warn(
-    missing_docs,
-    missing_debug_implementations,
-    unreachable_pub,
-    clippy::unwrap_used
-)]
 
 mod expand;
 mod java_type;

@@ -3,13 +3,6 @@
 //! - [`codec`]: request and response bodies, byte-compatible with Java's `DubboCodec`.
 //! - [`DubboProtocol`]: exports services on a server and refers providers as invokers,
 //!   on top of `rubbo-remoting`.
-#![forbid(unsafe_code)]
-#![warn(
-    missing_docs,
-    missing_debug_implementations,
-    unreachable_pub,
-    clippy::unwrap_used
-)]
 
 mod body;
 pub mod codec;

@@ -1,6 +1,7 @@
 //! A Rust consumer calling a Rust provider over `dubbo://` on real sockets on
 //! 127.0.0.1: every shape of result, errors, timeouts, generic and echo calls,
 //! unknown services and methods, concurrency on one connection, provider death.
+#![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

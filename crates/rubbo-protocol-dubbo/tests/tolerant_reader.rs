@@ -2,6 +2,8 @@
 //! writes (null attachment values, a null dubbo version), and bodies it rejects,
 //! written by hand and sent in hand-made frames to a real server on 127.0.0.1.
 
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -4,6 +4,7 @@
 //! Needs `interop/java/build.sh` to have run (it makes `interop/java/target/classpath.txt`),
 //! hence ignored by default. Run with
 //! `cargo test -p rubbo-registry-zookeeper --test java_interop -- --ignored`.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

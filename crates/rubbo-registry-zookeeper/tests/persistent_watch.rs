@@ -1,6 +1,7 @@
 //! Categories watched with a persistent recursive watch (`zk.watch=persistent`, the
 //! default on ZooKeeper 3.6+) against the one-shot child watch (`zk.watch=oneshot`):
 //! changes, garbage, reconnections and restarts.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! ZooKeeper outages: restarts, session expiry, starting while it is down. Each test
 //! owns its server.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! child cache, listener), with a persistent watch and with a one-shot watch. Prints
 //! its figures; ignored by default (about 30 s):
 //! `cargo test --release -p rubbo-registry-zookeeper --test scale -- --ignored --nocapture`.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

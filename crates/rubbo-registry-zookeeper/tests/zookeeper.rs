@@ -1,4 +1,5 @@
 //! Against a real ZooKeeper server (one per test file; each test uses its own root).
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -1,11 +1,4 @@
 #![doc = include_str!("../README.md")]
-#![forbid(unsafe_code)]
-#![warn(
-    missing_docs,
-    missing_debug_implementations,
-    unreachable_pub,
-    clippy::unwrap_used
-)]
 
 mod cache;
 mod category;

@@ -1,6 +1,7 @@
 //! Round trips through a real client and server on 127.0.0.1, and raw decode speed.
 //!
 //! Run with `cargo bench -p rubbo-remoting --bench echo`.
+#![allow(missing_docs)]
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -1,4 +1,5 @@
 //! Client/server exchange over real sockets on 127.0.0.1.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

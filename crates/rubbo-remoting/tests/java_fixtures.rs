@@ -1,6 +1,7 @@
 //! Byte compatibility with frames captured from Apache Dubbo 3.3.6
 //! (`interop/fixtures/dubbo`, see its README): decode them, re-encode them, and
 //! check our server and client put the same bytes on the wire as Java did.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -8,6 +8,7 @@
 //!
 //! The `shutdown` test stops the provider (SIGTERM) and runs last by name order
 //! only when `RUBBO_JAVA_DUBBO_PID` is set.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

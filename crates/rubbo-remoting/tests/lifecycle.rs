@@ -1,5 +1,6 @@
 //! Connection lifecycle over real sockets: heartbeats, idle close, connection loss,
 //! reconnect, graceful shutdown with the readonly event.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

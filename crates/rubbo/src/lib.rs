@@ -46,13 +46,6 @@
 //!
 //! See [`service`] for what is generated, [`context`] for attachments, and
 //! [`JavaType`] for the type mapping.
-#![forbid(unsafe_code)]
-#![warn(
-    missing_docs,
-    missing_debug_implementations,
-    unreachable_pub,
-    clippy::unwrap_used
-)]
 
 // Generated code names `::rubbo::codegen`; this lets the facade use its own macros.
 extern crate self as rubbo;

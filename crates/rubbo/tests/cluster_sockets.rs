@@ -2,6 +2,7 @@
 //! registered in a `memory://` registry, one of which is crashed (its sockets drop,
 //! nothing is unregistered), answers slowly, or fails; each strategy must behave as
 //! Java Dubbo's does.
+#![allow(clippy::unwrap_used)]
 
 use std::collections::HashSet;
 use std::sync::Arc;

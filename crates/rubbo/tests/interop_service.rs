@@ -1,6 +1,7 @@
 //! The contract's `InteropService` as a Rust service definition: generated client
 //! wired straight to the generated server (no network), descriptors as Java writes
 //! them, exceptions, attachments, and arguments in every form a protocol delivers.
+#![allow(clippy::unwrap_used)]
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod support;

@@ -1,5 +1,6 @@
 //! Dubbo protocol behaviour seen through generated stubs on real sockets: one-way
 //! calls, graceful unexport finishing calls in flight, and a readonly provider.
+#![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,6 +3,8 @@
 //! registry and unregisters the consumer. Seen from the registry: the listener it was
 //! given is released by everyone (the task held it until it ended).
 
+#![allow(clippy::unwrap_used)]
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;

@@ -175,8 +175,7 @@ pub fn select(
         // Stable: ties keep the table's (name) order.
         activated.sort_by_key(|(order, _, _)| *order);
     }
-    let mut activated: Vec<NamedFilter> =
-        activated.into_iter().map(|(_, n, f)| (n, f)).collect();
+    let mut activated: Vec<NamedFilter> = activated.into_iter().map(|(_, n, f)| (n, f)).collect();
     let mut before = Vec::new();
     let mut after = Vec::new();
     let mut seen_default = false;

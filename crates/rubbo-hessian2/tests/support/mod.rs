@@ -1,5 +1,5 @@
 //! Shared test support: the interop types (CONTRACT.md) and the Java fixtures.
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::collections::HashMap;
 use std::path::PathBuf;

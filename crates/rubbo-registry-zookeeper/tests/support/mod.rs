@@ -1,7 +1,7 @@
 //! A real ZooKeeper server for tests: standalone, on a free 127.0.0.1 port, in a
 //! temporary directory, killed on drop (and when the test process dies: the server
 //! runs under a shell that kills it when its stdin closes).
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -1,6 +1,6 @@
 //! Shared helpers for the black-box tests: a scriptable handler, bounded waits,
 //! raw-socket frame helpers.
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::future::Future;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! The interop contract's data types and the test wiring shared by the black-box tests.
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::collections::HashMap;
 
