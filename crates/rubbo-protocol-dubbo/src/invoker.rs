@@ -143,8 +143,8 @@ impl DubboInvoker {
     }
 }
 
-/// The time left until `deadline`, rounded up to whole milliseconds (a deadline set
-/// `timeout` ms ago still sends `timeout`, not one less).
+/// The time left until `deadline`, rounded up to whole milliseconds (a deadline of
+/// `timeout` ms set a moment ago still sends `timeout`, not one less).
 fn remaining(deadline: Instant) -> Duration {
     let left = deadline.saturating_duration_since(Instant::now());
     let ms = left.as_nanos().div_ceil(1_000_000);

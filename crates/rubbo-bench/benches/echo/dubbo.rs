@@ -1,15 +1,24 @@
-//! Rubbo over `dubbo://`: the real protocol stack (`DubboProtocol` export and refer,
-//! Hessian 2 bodies, `rubbo-remoting` exchange on one connection).
+//! Rubbo over `dubbo://`: the real protocol stack as the bootstrap builds it
+//! (`DubboProtocol` export and refer inside the built-in provider and consumer filter
+//! chains, Hessian 2 bodies, `rubbo-remoting` exchange on one connection).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::{Context, ensure};
 use rubbo_common::{
-    Arguments, BoxInvoker, Exporter, Invocation, InvokeFuture, Invoker, Payload, Protocol,
-    RpcResult, Url,
+    Arguments, BoxInvoker, Exporter, FilteredProtocol, Invocation, InvokeFuture, Invoker, Payload,
+    Protocol, RpcResult, Url,
 };
 use rubbo_protocol_dubbo::DubboProtocol;
+
+/// `protocol` inside the built-in filter chains, as `Rubbo::builder()` uses it.
+fn filtered(protocol: &DubboProtocol) -> FilteredProtocol {
+    FilteredProtocol::new(
+        Arc::new(protocol.clone()),
+        Arc::new(rubbo_filter::builtin_filters()),
+    )
+}
 
 const IFACE: &str = "org.rubbo.bench.EchoService";
 
@@ -51,7 +60,9 @@ pub(crate) async fn serve() -> anyhow::Result<Server> {
     let url = Url::parse(&format!(
         "dubbo://127.0.0.1:0/{IFACE}?version=1.0.0&side=provider"
     ))?;
-    let exporter = protocol.export(Arc::new(EchoService { url })).await?;
+    let exporter = filtered(&protocol)
+        .export(Arc::new(EchoService { url }))
+        .await?;
     let addr = protocol
         .server_addr("127.0.0.1:0")
         .context("the provider has no bound address")?;
@@ -76,7 +87,7 @@ pub(crate) struct Client {
 impl Client {
     pub(crate) async fn connect(addr: SocketAddr, payload: &'static str) -> anyhow::Result<Self> {
         let protocol = DubboProtocol::new();
-        let invoker = protocol
+        let invoker = filtered(&protocol)
             .refer(Url::parse(&format!(
                 "dubbo://{addr}/{IFACE}?version=1.0.0&timeout=10000"
             ))?)
