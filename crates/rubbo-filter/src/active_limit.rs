@@ -117,7 +117,8 @@ fn waited_too_long(
             inv.interface(),
             inv.method(),
             elapsed,
-            timeout.as_millis(),
+            // Rounded: a deadline set a moment ago leaves 99.9 of 100 ms.
+            (timeout + Duration::from_micros(500)).as_millis(),
             active,
             max
         ),
