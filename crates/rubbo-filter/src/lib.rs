@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod active_limit;
 mod consumer_context;
 mod context;
 mod deadline;
@@ -14,6 +15,7 @@ mod token;
 
 use std::sync::Arc;
 
+pub use active_limit::ActiveLimitFilter;
 pub use consumer_context::ConsumerContextFilter;
 pub use context::{ContextFilter, UNLOADING_KEYS};
 pub use deadline::DeadlineFilter;
@@ -49,11 +51,13 @@ pub mod names {
     pub const DEADLINE: &str = "deadline";
     /// [`GenericImplFilter`](crate::GenericImplFilter).
     pub const GENERIC_IMPL: &str = "genericimpl";
+    /// [`ActiveLimitFilter`](crate::ActiveLimitFilter).
+    pub const ACTIVE_LIMIT: &str = "activelimit";
 }
 
 /// Adds the built-in filters to `table`, under their [`names`].
 pub fn register_builtins(table: &mut ExtensionTable<dyn Filter>) {
-    let builtins: [(&str, Arc<dyn Filter>); 10] = [
+    let builtins: [(&str, Arc<dyn Filter>); 11] = [
         (names::ECHO, Arc::new(EchoFilter)),
         (names::GENERIC, Arc::new(GenericFilter)),
         (names::EXCEPTION, Arc::new(ExceptionFilter)),
@@ -64,6 +68,7 @@ pub fn register_builtins(table: &mut ExtensionTable<dyn Filter>) {
         (names::CONSUMER_CONTEXT, Arc::new(ConsumerContextFilter)),
         (names::DEADLINE, Arc::new(DeadlineFilter)),
         (names::GENERIC_IMPL, Arc::new(GenericImplFilter)),
+        (names::ACTIVE_LIMIT, Arc::new(ActiveLimitFilter)),
     ];
     for (name, filter) in builtins {
         table.register(name, filter);
