@@ -145,12 +145,17 @@ impl RubboBuilder {
     /// `service.filter` / `reference.filter` (see [`rubbo_common::filter`]).
     ///
     /// ```
+    /// # use std::sync::Arc;
+    /// # #[rubbo::service(interface = "org.example.Greeter", version = "1.0.0")]
+    /// # pub trait Greeter { async fn hello(&self, name: String) -> Result<String, rubbo::RpcError>; }
+    /// # struct Impl;
+    /// # impl Greeter for Impl { async fn hello(&self, n: String) -> Result<String, rubbo::RpcError> { Ok(n) } }
     /// use rubbo::filter::Activate;
     /// use rubbo::{filter_fn, BoxInvoker, Invocation, Rubbo};
     /// use std::sync::atomic::{AtomicU64, Ordering};
-    /// use std::sync::Arc;
     ///
-    /// // Counts every call this application serves.
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// // Counts every call this application serves, whatever the protocol.
     /// let served = Arc::new(AtomicU64::new(0));
     /// let count = served.clone();
     /// let counter = filter_fn(move |inv: Invocation, next: BoxInvoker| {
@@ -158,8 +163,17 @@ impl RubboBuilder {
     ///     next.invoke(inv)
     /// })
     /// .with_activate(Activate::provider(0));
-    /// let app = Rubbo::builder().application("demo").filter("count", counter).build()?;
-    /// # Ok::<(), rubbo::RpcError>(())
+    /// let app = Rubbo::builder().application("demo").port(0).filter("count", counter).build()?;
+    /// let url = app.export(GreeterServer::new(Arc::new(Impl))).await?;
+    ///
+    /// let address = format!("dubbo://{}", url.address());
+    /// let greeter = GreeterClient::new(app.refer_url(&GreeterClient::SERVICE, &address).await?);
+    /// for name in ["a", "b", "c"] {
+    ///     greeter.hello(name.into()).await?;
+    /// }
+    /// assert_eq!(served.load(Ordering::Relaxed), 3);
+    /// app.shutdown().await;
+    /// # Ok::<(), rubbo::RpcError>(()) }).unwrap();
     /// ```
     pub fn filter(mut self, name: impl Into<String>, filter: impl Filter) -> Self {
         self.filters.push((name.into(), Arc::new(filter)));
