@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod accesslog;
 mod consumer_context;
 mod context;
 mod deadline;
@@ -11,9 +12,11 @@ mod generic_impl;
 mod support;
 mod timeout;
 mod token;
+mod tps;
 
 use std::sync::Arc;
 
+pub use accesslog::{AccessLogFilter, LOG_TARGET as ACCESS_LOG_TARGET};
 pub use consumer_context::ConsumerContextFilter;
 pub use context::{ContextFilter, UNLOADING_KEYS};
 pub use deadline::DeadlineFilter;
@@ -24,6 +27,7 @@ pub use generic::{GENERIC_EXCEPTION, GenericFilter};
 pub use generic_impl::GenericImplFilter;
 pub use timeout::TimeoutFilter;
 pub use token::TokenFilter;
+pub use tps::TpsLimitFilter;
 
 use rubbo_common::{ExtensionTable, Filter};
 
@@ -49,11 +53,15 @@ pub mod names {
     pub const DEADLINE: &str = "deadline";
     /// [`GenericImplFilter`](crate::GenericImplFilter).
     pub const GENERIC_IMPL: &str = "genericimpl";
+    /// [`AccessLogFilter`](crate::AccessLogFilter).
+    pub const ACCESS_LOG: &str = "accesslog";
+    /// [`TpsLimitFilter`](crate::TpsLimitFilter).
+    pub const TPS: &str = "tps";
 }
 
 /// Adds the built-in filters to `table`, under their [`names`].
 pub fn register_builtins(table: &mut ExtensionTable<dyn Filter>) {
-    let builtins: [(&str, Arc<dyn Filter>); 10] = [
+    let builtins: [(&str, Arc<dyn Filter>); 12] = [
         (names::ECHO, Arc::new(EchoFilter)),
         (names::GENERIC, Arc::new(GenericFilter)),
         (names::EXCEPTION, Arc::new(ExceptionFilter)),
@@ -64,6 +72,8 @@ pub fn register_builtins(table: &mut ExtensionTable<dyn Filter>) {
         (names::CONSUMER_CONTEXT, Arc::new(ConsumerContextFilter)),
         (names::DEADLINE, Arc::new(DeadlineFilter)),
         (names::GENERIC_IMPL, Arc::new(GenericImplFilter)),
+        (names::ACCESS_LOG, Arc::new(AccessLogFilter::default())),
+        (names::TPS, Arc::new(TpsLimitFilter)),
     ];
     for (name, filter) in builtins {
         table.register(name, filter);
