@@ -425,6 +425,11 @@ num_param!(/// Consumer concurrency limit per method, default 0 (none).
     Actives, u32, ACTIVES_KEY, 0);
 num_param!(/// Provider concurrency limit per method, default 0 (none).
     Executes, u32, EXECUTES_KEY, 0);
+num_param!(/// Provider calls allowed per `tps.interval` for a service, default -1 (no limit;
+    /// 0 or less means none, Java's `TpsLimitFilter`).
+    Tps, i64, TPS_KEY, -1);
+ms_param!(/// The TPS window, default 60 000 ms (Java's `DEFAULT_TPS_LIMIT_INTERVAL`).
+    TpsInterval, TPS_INTERVAL_KEY, 60_000);
 bool_param!(/// Whether a call expects an answer, default true (`false` = one-way).
     Return, RETURN_KEY, true);
 str_param!(/// Provider dispatcher, default `all`.

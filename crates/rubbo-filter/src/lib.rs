@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod accesslog;
 mod active_limit;
 mod consumer_context;
 mod context;
@@ -12,9 +13,11 @@ mod generic_impl;
 mod support;
 mod timeout;
 mod token;
+mod tps;
 
 use std::sync::Arc;
 
+pub use accesslog::{AccessLogFilter, LOG_TARGET as ACCESS_LOG_TARGET};
 pub use active_limit::ActiveLimitFilter;
 pub use consumer_context::ConsumerContextFilter;
 pub use context::{ContextFilter, UNLOADING_KEYS};
@@ -26,6 +29,7 @@ pub use generic::{GENERIC_EXCEPTION, GenericFilter};
 pub use generic_impl::GenericImplFilter;
 pub use timeout::TimeoutFilter;
 pub use token::TokenFilter;
+pub use tps::TpsLimitFilter;
 
 use rubbo_common::{ExtensionTable, Filter};
 
@@ -53,11 +57,15 @@ pub mod names {
     pub const GENERIC_IMPL: &str = "genericimpl";
     /// [`ActiveLimitFilter`](crate::ActiveLimitFilter).
     pub const ACTIVE_LIMIT: &str = "activelimit";
+    /// [`AccessLogFilter`](crate::AccessLogFilter).
+    pub const ACCESS_LOG: &str = "accesslog";
+    /// [`TpsLimitFilter`](crate::TpsLimitFilter).
+    pub const TPS: &str = "tps";
 }
 
 /// Adds the built-in filters to `table`, under their [`names`].
 pub fn register_builtins(table: &mut ExtensionTable<dyn Filter>) {
-    let builtins: [(&str, Arc<dyn Filter>); 11] = [
+    let builtins: [(&str, Arc<dyn Filter>); 13] = [
         (names::ECHO, Arc::new(EchoFilter)),
         (names::GENERIC, Arc::new(GenericFilter)),
         (names::EXCEPTION, Arc::new(ExceptionFilter)),
@@ -69,6 +77,8 @@ pub fn register_builtins(table: &mut ExtensionTable<dyn Filter>) {
         (names::DEADLINE, Arc::new(DeadlineFilter)),
         (names::GENERIC_IMPL, Arc::new(GenericImplFilter)),
         (names::ACTIVE_LIMIT, Arc::new(ActiveLimitFilter)),
+        (names::ACCESS_LOG, Arc::new(AccessLogFilter::default())),
+        (names::TPS, Arc::new(TpsLimitFilter)),
     ];
     for (name, filter) in builtins {
         table.register(name, filter);

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use rubbo_common::Filter;
 use rubbo_common::filter::{Stage, build_chain};
 use rubbo_common::{
     BoxInvoker, Invocation, InvokeFuture, Invoker, Payload, RpcError, RpcResult, Url, Value,
@@ -137,4 +138,56 @@ pub fn answered_str(result: Result<RpcResult, RpcError>) -> String {
         Payload::Value(Value::String(s)) => s,
         other => panic!("not a string: {other:?}"),
     }
+}
+
+/// An invoker standing for a service at `url`: it records every invocation and
+/// answers each with a clone of its configured result (`null` unless told).
+#[derive(Debug)]
+pub struct MockInvoker {
+    url: Url,
+    calls: Mutex<Vec<Invocation>>,
+    answer: Mutex<Result<RpcResult, RpcError>>,
+}
+
+impl MockInvoker {
+    /// A mock for the service URL `url` (panics if it does not parse: tests only).
+    pub fn new(url: &str) -> Arc<MockInvoker> {
+        Arc::new(MockInvoker {
+            url: Url::parse(url).expect("test URL"),
+            calls: Mutex::new(Vec::new()),
+            answer: Mutex::new(Ok(RpcResult::null())),
+        })
+    }
+
+    /// Answers every later call with `answer`.
+    pub fn answer(&self, answer: Result<RpcResult, RpcError>) {
+        *self.answer.lock() = answer;
+    }
+
+    /// The invocations received so far, in order.
+    pub fn calls(&self) -> Vec<Invocation> {
+        self.calls.lock().clone()
+    }
+
+    /// How many invocations were received.
+    pub fn call_count(&self) -> usize {
+        self.calls.lock().len()
+    }
+}
+
+impl Invoker for MockInvoker {
+    fn invoke(&self, inv: Invocation) -> InvokeFuture {
+        self.calls.lock().push(inv);
+        let answer = self.answer.lock().clone();
+        Box::pin(std::future::ready(answer))
+    }
+
+    fn url(&self) -> &Url {
+        &self.url
+    }
+}
+
+/// `filter` around `mock`.
+pub fn wrap(filter: &dyn Filter, mock: &Arc<MockInvoker>) -> BoxInvoker {
+    filter.layer(mock.clone())
 }
