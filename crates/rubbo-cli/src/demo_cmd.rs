@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use rubbo::Rubbo;
+use rubbo_common::keys;
 use serde_json::json;
 
 use crate::demo_service::{
@@ -69,12 +70,12 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
         .application("demo-consumer")
         .registry(registry)
         .registry_factories(factories.clone())
-        .param("timeout", "2000");
+        .param(keys::TIMEOUT_KEY, "2000");
     if let Some(lb) = &args.loadbalance {
-        consumer = consumer.param("loadbalance", lb.as_str());
+        consumer = consumer.param(keys::LOADBALANCE_KEY, lb.as_str());
     }
     if let Some(c) = &args.cluster {
-        consumer = consumer.param("cluster", c.as_str());
+        consumer = consumer.param(keys::CLUSTER_KEY, c.as_str());
     }
     let consumer = consumer.build()?;
     let client = DemoServiceClient::new(

@@ -5,11 +5,20 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use rubbo_common::{Arguments, Invocation, Payload, Protocol, Url, Value};
-use rubbo_hessian2::{List, json_to_value, value_to_json};
+use rubbo::GenericClient;
+use rubbo_common::keys::{self, GENERIC_KEY, Param, TIMEOUT_KEY, Timeout};
+use rubbo_common::{Payload, Protocol, Url, Value};
+use rubbo_hessian2::{json_to_value, value_to_json};
 use rubbo_protocol_dubbo::DubboProtocol;
-use rubbo_protocol_dubbo::descriptor::GENERIC_DESC;
 use serde_json::Value as Json;
+
+/// The only protocol the CLI calls (it refers with [`DubboProtocol`]).
+const DUBBO: &str = keys::defaults::PROTOCOL;
+/// The call timeout when the URL sets none: longer than Java's 1000 ms
+/// ([`Timeout::DEFAULT`]), for a tool talking to providers across a network.
+const DEFAULT_TIMEOUT: Duration = Duration::from_millis(3000);
+/// The filter that marks a generic reference's `$invoke` calls (`generic` attachment).
+const GENERIC_IMPL_FILTER: &str = "genericimpl";
 
 pub(crate) fn run(
     url: &str,
@@ -18,16 +27,14 @@ pub(crate) fn run(
     types: Option<&str>,
 ) -> Result<ExitCode> {
     let url = Url::parse(url).with_context(|| format!("malformed URL \"{url}\""))?;
-    if url.protocol() != Some("dubbo") {
+    if url.protocol() != Some(DUBBO) {
         bail!(
             "only dubbo:// URLs can be invoked (got {:?})",
             url.protocol()
         );
     }
-    let iface = url
-        .service_interface()
-        .context("the URL names no interface (dubbo://host:port/<interface>)")?
-        .to_owned();
+    url.service_interface()
+        .context("the URL names no interface (dubbo://host:port/<interface>)")?;
     let json_args: Vec<Json> = args
         .iter()
         .enumerate()
@@ -47,30 +54,11 @@ pub(crate) fn run(
         bail!("{} --types for {} arguments", types.len(), json_args.len());
     }
     let values: Vec<Value> = json_args.iter().map(json_to_value).collect();
-    let string_list = |items: Vec<Value>, ty: &str| {
-        Value::List(List {
-            type_name: Some(ty.into()),
-            items,
-        })
-    };
-    let mut inv = Invocation::new(iface.clone(), "$invoke")
-        .with_parameter_types(GENERIC_DESC)
-        .with_arguments(Arguments::Values(vec![
-            Value::from(method),
-            string_list(
-                types.iter().map(|t| Value::from(t.as_str())).collect(),
-                "[string",
-            ),
-            string_list(values, "[object"),
-        ]))
-        .with_attachment("generic", "true");
-    if let Some(v) = url.version() {
-        inv = inv.with_version(v.to_owned());
-    }
-    if let Some(g) = url.group() {
-        inv = inv.with_group(g.to_owned());
-    }
-    let timeout = url.get_duration_ms("timeout", 3000);
+    let types: Vec<&str> = types.iter().map(String::as_str).collect();
+    let timeout = url
+        .get_param(TIMEOUT_KEY)
+        .and_then(Timeout::parse)
+        .unwrap_or(DEFAULT_TIMEOUT);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -78,15 +66,21 @@ pub(crate) fn run(
         let protocol = DubboProtocol::new();
         let invoker = tokio::time::timeout(
             timeout + Duration::from_secs(3),
-            protocol.refer(url.with_param("timeout", timeout.as_millis().to_string())),
+            protocol.refer(
+                url.with_param(TIMEOUT_KEY, timeout.as_millis().to_string())
+                    .with_param(GENERIC_KEY, "true"),
+            ),
         )
         .await
         .context("connect timed out")??;
-        let r = invoker.invoke(inv).await;
-        invoker.destroy();
+        // Only the generic marker: the CLI's calls carry nothing else a filter adds.
+        let generic_impl = rubbo::builtin_filters().get(GENERIC_IMPL_FILTER)?;
+        let client = GenericClient::new(generic_impl.layer(invoker));
+        let r = client.invoke_payload(method, &types, values).await;
+        client.into_inner().destroy();
         anyhow::Ok(r)
     })?;
-    match result.and_then(|r| r.into_payload()) {
+    match result {
         Ok(Payload::Null) => crate::input::emit("null")?,
         Ok(p) => {
             let v = p.to_value()?;

@@ -264,6 +264,14 @@ pub mod protocols {
     pub const ROUTE: &str = "route";
     /// A condition routing rule (`condition://`).
     pub const CONDITION: &str = "condition";
+    /// A tag routing rule (`tag://`).
+    pub const TAG: &str = "tag";
+    /// A script routing rule (`script://`).
+    pub const SCRIPT: &str = "script";
+    /// The registry protocol (`registry://...&registry=zookeeper`).
+    pub const REGISTRY: &str = "registry";
+    /// A consumer's own URL (`consumer://host/interface`).
+    pub const CONSUMER: &str = "consumer";
 }
 
 /// A typed URL parameter: its key, its value type and its default.
@@ -477,6 +485,9 @@ bool_param!(/// Whether a service or reference is registered, default true.
     Register, REGISTER_KEY, true);
 bool_param!(/// Whether a reference subscribes, default true.
     Subscribe, SUBSCRIBE_KEY, true);
+ms_param!(/// How long a `check=true` reference waits at start for its first provider list,
+    /// default 5000 ms (Rubbo only).
+    CheckTimeout, CHECK_TIMEOUT_KEY, 5000);
 str_param!(/// The category of a URL, default `providers`.
     Category, CATEGORY_KEY, PROVIDERS_CATEGORY);
 str_param!(/// The registry type inside a `registry://` URL, default `dubbo` (Java's

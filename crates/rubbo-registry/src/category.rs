@@ -15,11 +15,11 @@ use rubbo_common::keys::{
 /// What a consumer subscribes to.
 pub const CONSUMER_SUBSCRIBE_CATEGORIES: &str = "providers,configurators,routers";
 /// The protocol of the URL that stands for an empty category.
-pub const EMPTY_PROTOCOL: &str = "empty";
+pub use rubbo_common::keys::protocols::EMPTY as EMPTY_PROTOCOL;
 /// The protocol of override (configurator) rules.
-pub const OVERRIDE_PROTOCOL: &str = "override";
+pub use rubbo_common::keys::protocols::OVERRIDE as OVERRIDE_PROTOCOL;
 /// The protocol of route rules.
-pub const ROUTE_PROTOCOL: &str = "route";
+pub use rubbo_common::keys::protocols::ROUTE as ROUTE_PROTOCOL;
 
 /// The categories a subscribe URL asks for (`category`, comma separated; `providers`
 /// when absent).

@@ -439,27 +439,37 @@ impl Rubbo {
 
     fn registry_url(&self, registry: &Url) -> Url {
         let protocol = registry.protocol().unwrap_or("zookeeper");
-        let base = if protocol == "registry" {
+        let base = if protocol == keys::protocols::REGISTRY {
             registry.clone()
         } else {
             registry
-                .with_protocol("registry")
+                .with_protocol(keys::protocols::REGISTRY)
                 .with_param(keys::REGISTRY_KEY, protocol)
         };
         base.with_path("org.apache.dubbo.registry.RegistryService")
             .with_param(keys::APPLICATION_KEY, &self.inner.application)
     }
 
-    fn consumer_params(&self, service: &ServiceDescriptor) -> Vec<(String, String)> {
+    /// The parameters of a reference to `target`: the same for a generated client's
+    /// service and for a generic reference, which has no `methods` and `generic=true`
+    /// instead (as Java's `ReferenceConfig` builds them).
+    fn consumer_params(&self, target: &ReferTarget<'_>) -> Vec<(String, String)> {
         let i = &self.inner;
-        let mut methods: Vec<&str> = service.methods.iter().map(|m| m.name).collect();
-        methods.sort_unstable();
-        methods.dedup();
         let mut p: Vec<(String, String)> = vec![
             (keys::APPLICATION_KEY.into(), i.application.clone()),
-            (keys::INTERFACE_KEY.into(), service.interface.into()),
+            (keys::INTERFACE_KEY.into(), target.interface.into()),
             (keys::SIDE_KEY.into(), keys::CONSUMER_SIDE.into()),
-            (keys::METHODS_KEY.into(), methods.join(",")),
+        ];
+        match target.methods {
+            Some(service) => {
+                let mut methods: Vec<&str> = service.methods.iter().map(|m| m.name).collect();
+                methods.sort_unstable();
+                methods.dedup();
+                p.push((keys::METHODS_KEY.into(), methods.join(",")));
+            }
+            None => p.push((keys::GENERIC_KEY.into(), "true".into())),
+        }
+        p.extend([
             (
                 keys::DUBBO_VERSION_KEY.into(),
                 keys::defaults::DUBBO_VERSION.into(),
@@ -467,12 +477,12 @@ impl Rubbo {
             (keys::PID_KEY.into(), std::process::id().to_string()),
             (keys::TIMESTAMP_KEY.into(), now_ms()),
             (keys::REGISTER_IP_KEY.into(), i.host.clone()),
-        ];
-        if !service.version.is_empty() {
-            p.push((keys::VERSION_KEY.into(), service.version.into()));
+        ]);
+        if !target.version.is_empty() {
+            p.push((keys::VERSION_KEY.into(), target.version.into()));
         }
-        if !service.group.is_empty() {
-            p.push((keys::GROUP_KEY.into(), service.group.into()));
+        if !target.group.is_empty() {
+            p.push((keys::GROUP_KEY.into(), target.group.into()));
         }
         p.extend(i.params.iter().cloned());
         p
@@ -481,14 +491,22 @@ impl Rubbo {
     /// An invoker for `service` through the registries (a cluster over the providers
     /// they announce). Wrap it in the generated client: `XClient::new(invoker)`.
     pub async fn refer(&self, service: &'static ServiceDescriptor) -> Result<BoxInvoker, RpcError> {
+        self.refer_target(&ReferTarget::service(service)).await
+    }
+
+    /// [`refer`](Self::refer) for a service or a generic reference.
+    pub(crate) async fn refer_target(
+        &self,
+        target: &ReferTarget<'_>,
+    ) -> Result<BoxInvoker, RpcError> {
         let i = &self.inner;
         if i.registries.is_empty() {
             return Err(config_err(format!(
                 "no registry configured to find {}: add .registry(..) or use refer_url",
-                service.service_key()
+                target.service_key()
             )));
         }
-        let params = self.consumer_params(service);
+        let params = self.consumer_params(target);
         let query: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let mut invokers = Vec::new();
         for r in &i.registries {
@@ -501,7 +519,7 @@ impl Rubbo {
             invokers.remove(0)
         } else {
             // Several registries: the first one with an available provider serves.
-            let consumer = Url::parse(&format!("consumer://{}/{}", i.host, service.interface))
+            let consumer = Url::parse(&format!("consumer://{}/{}", i.host, target.interface))
                 .map_err(|e| config_err(e.to_string()))?
                 .with_param(keys::CLUSTER_KEY, "available");
             let dir = i.cluster.static_directory(consumer, invokers);
@@ -536,14 +554,24 @@ impl Rubbo {
         service: &'static ServiceDescriptor,
         address: &str,
     ) -> Result<BoxInvoker, RpcError> {
+        self.refer_url_target(&ReferTarget::service(service), address)
+            .await
+    }
+
+    /// [`refer_url`](Self::refer_url) for a service or a generic reference.
+    pub(crate) async fn refer_url_target(
+        &self,
+        target: &ReferTarget<'_>,
+        address: &str,
+    ) -> Result<BoxInvoker, RpcError> {
         let i = &self.inner;
-        let params = self.consumer_params(service);
+        let params = self.consumer_params(target);
         let mut invokers = Vec::new();
         for a in rubbo_cluster::directory::parse_url_list(address)
             .map_err(|e| config_err(format!("bad address {address}: {e}")))?
         {
             let url = a
-                .with_path(service.interface)
+                .with_path(target.interface)
                 .with_params(params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
             let name = url.protocol().unwrap_or(keys::defaults::PROTOCOL);
             let protocol = i
@@ -552,7 +580,7 @@ impl Rubbo {
                 .map_err(|e| config_err(e.to_string()))?;
             invokers.push(protocol.refer(url).await?);
         }
-        let consumer = Url::parse(&format!("consumer://{}/{}", i.host, service.interface))
+        let consumer = Url::parse(&format!("consumer://{}/{}", i.host, target.interface))
             .map_err(|e| config_err(e.to_string()))?
             .with_params(params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let dir = i.cluster.static_directory(consumer, invokers);
@@ -587,6 +615,35 @@ impl Rubbo {
         let raw = &self.inner.raw_protocols;
         let stops = raw.names().into_iter().filter_map(|n| raw.get(&n).ok());
         futures::future::join_all(stops.map(|p| p.destroy())).await;
+    }
+}
+
+/// What a reference points at: a generated client's service, or (with no
+/// descriptor) an interface called generically.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReferTarget<'a> {
+    pub(crate) interface: &'a str,
+    /// `""` when unset.
+    pub(crate) version: &'a str,
+    /// `""` when unset.
+    pub(crate) group: &'a str,
+    /// The service's methods; `None` for a generic reference.
+    pub(crate) methods: Option<&'static ServiceDescriptor>,
+}
+
+impl<'a> ReferTarget<'a> {
+    fn service(service: &'static ServiceDescriptor) -> Self {
+        ReferTarget {
+            interface: service.interface,
+            version: service.version,
+            group: service.group,
+            methods: Some(service),
+        }
+    }
+
+    /// `group/interface:version`, as the service key is written.
+    fn service_key(&self) -> String {
+        rubbo_common::service_key(Some(self.group), self.interface, Some(self.version))
     }
 }
 

@@ -55,10 +55,12 @@ mod bootstrap;
 pub mod codegen;
 pub mod context;
 pub mod dev_registry;
+mod generic;
 mod java_type;
 pub mod registry_protocol;
 
 pub use bootstrap::{Rubbo, RubboBuilder, protocols, registry_factories};
+pub use generic::GenericClient;
 pub use java_type::JavaType;
 pub use rubbo_common::filter;
 pub use rubbo_common::{

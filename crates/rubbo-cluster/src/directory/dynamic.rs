@@ -8,6 +8,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use rubbo_common::keys::{
     CATEGORY_KEY, CONFIGURATORS_CATEGORY, CONSUMERS_CATEGORY, PROTOCOL_KEY, ROUTERS_CATEGORY,
+    protocols,
 };
 use rubbo_common::resolve::merge_provider_url;
 use rubbo_common::{BoxInvoker, Invocation, Url};
@@ -44,7 +45,15 @@ impl fmt::Debug for DynamicDirectory {
 fn is_provider_url(url: &Url) -> bool {
     !matches!(
         url.protocol(),
-        Some("override" | "route" | "condition" | "tag" | "script" | "absent" | "empty")
+        Some(
+            protocols::OVERRIDE
+                | protocols::ROUTE
+                | protocols::CONDITION
+                | protocols::TAG
+                | protocols::SCRIPT
+                | protocols::ABSENT
+                | protocols::EMPTY
+        )
     ) && !matches!(
         url.get_param(CATEGORY_KEY),
         Some(ROUTERS_CATEGORY | CONFIGURATORS_CATEGORY | CONSUMERS_CATEGORY)
@@ -78,7 +87,7 @@ impl DynamicDirectory {
     /// Replaces the provider list with `urls` (the complete current list).
     pub async fn notify(&self, urls: Vec<Url>) {
         let mut by_url = self.by_url.lock().await;
-        if urls.is_empty() || urls.iter().any(|u| u.protocol() == Some("empty")) {
+        if urls.is_empty() || urls.iter().any(|u| u.protocol() == Some(protocols::EMPTY)) {
             info!(consumer = %self.consumer.service_key(), "provider list emptied");
             self.snapshot.store(Arc::new(Vec::new()));
             for (_, inv) in by_url.drain() {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use rubbo_cluster::router::DynamicRouters;
 use rubbo_cluster::{ClusterContext, Configurators, Directory, InvokerFactory};
-use rubbo_common::keys::{self, Check};
+use rubbo_common::keys::{self, Check, CheckTimeout};
 use rubbo_common::{
     BoxFuture, BoxInvoker, ErrorKind, Exporter, ExtensionTable, Invocation, InvokeFuture, Invoker,
     Protocol, RpcError, Url,
@@ -35,9 +35,6 @@ use tracing::{info, warn};
 use exporter::{Registered, RegistryExporter};
 use invoker::RegistryInvoker;
 use subscription::{Feeds, Subscription};
-
-/// How long a `check=true` reference waits for its first provider list.
-const CHECK_WAIT: Duration = Duration::from_secs(5);
 
 /// How long [`Protocol::destroy`] waits for the subscriptions to leave their registries.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
@@ -68,10 +65,13 @@ fn consumer_url(url: &Url) -> Result<Url, RpcError> {
     let host = params
         .get_param(keys::REGISTER_IP_KEY)
         .unwrap_or("127.0.0.1");
-    Ok(Url::parse(&format!("consumer://{host}/{interface}"))
-        .map_err(|e| config_err(e.to_string()))?
-        .with_params(params.params().iter())
-        .with_param(keys::SIDE_KEY, keys::CONSUMER_SIDE))
+    Ok(Url::parse(&format!(
+        "{}://{host}/{interface}",
+        keys::protocols::CONSUMER
+    ))
+    .map_err(|e| config_err(e.to_string()))?
+    .with_params(params.params().iter())
+    .with_param(keys::SIDE_KEY, keys::CONSUMER_SIDE))
 }
 
 /// The `registry` extension of [`Protocol`]. See the [module docs](self).
@@ -173,7 +173,7 @@ impl RegistryProtocol {
         .await?;
 
         let check = consumer.param::<Check>();
-        let wait = consumer.get_duration_ms(keys::CHECK_TIMEOUT_KEY, CHECK_WAIT.as_millis() as u64);
+        let wait = consumer.param::<CheckTimeout>();
         let _ = tokio::time::timeout(wait, first).await;
         if check && !directory.is_available() {
             subscription.shutdown().await;
