@@ -1,24 +1,67 @@
-//! Typed access to payloads and arguments: decoding Hessian 2 bytes (or dynamic
-//! values) into Rust types, for generated stubs and dispatchers.
+//! Typed access to payloads and arguments: decoding encoded bytes (through the
+//! [`Serialization`] they name) or dynamic values into Rust types, for generated stubs
+//! and dispatchers.
+//!
+//! No wire codec is named here: encoded bytes are read by their serialization. The
+//! dynamic [`Value`] model and its serde conversions (`rubbo_hessian2::{from_value,
+//! to_value, ValueDeserializer}`) are the value model every serialization shares, not
+//! the Hessian wire format.
 
-use serde::de::{self, DeserializeOwned, DeserializeSeed, SeqAccess, Visitor};
+use serde::de::{self, DeserializeOwned, Visitor};
 
-use crate::{Arguments, Payload, RpcError, Value};
-
-/// The Dubbo serialization id of Hessian 2.
-pub const HESSIAN2: u8 = 2;
+use crate::serialization::{Serialization, SerializationError};
+use crate::unboxed::Unboxed;
+use crate::{Arguments, Encoded, Payload, RpcError, Value};
 
 fn ser_err(what: &str, e: impl std::fmt::Display) -> RpcError {
     RpcError::serialization(format!("{what}: {e}"))
 }
 
-fn check_serialization(id: u8) -> Result<(), RpcError> {
-    if id == HESSIAN2 {
+/// Reads a `T` from `bytes` in `ser`: one value, or `count` consecutive ones as a
+/// sequence.
+fn read_typed<T: DeserializeOwned>(
+    ser: &dyn Serialization,
+    bytes: &[u8],
+    count: Option<usize>,
+) -> Result<T, SerializationError> {
+    let mut out = None;
+    // Through `Unboxed`: the values of `T` cross the erased boundary without a box.
+    let mut visit = |d: &mut dyn erased_serde::Deserializer<'_>| {
+        out = Some(T::deserialize(Unboxed(d))?);
         Ok(())
-    } else {
-        Err(RpcError::serialization(format!(
-            "unsupported serialization id {id} (supported: 2 = hessian2)"
-        )))
+    };
+    match count {
+        None => ser.deserialize(bytes, &mut visit)?,
+        Some(n) => ser.deserialize_values(bytes, n, &mut visit)?,
+    }
+    out.ok_or_else(|| SerializationError::read(ser.name(), "the deserializer was not used"))
+}
+
+impl Encoded {
+    /// Decodes the one value the bytes hold as `T`.
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, RpcError> {
+        read_typed(self.serialization, &self.bytes, None)
+            .map_err(|e| ser_err("cannot decode the result", e))
+    }
+
+    /// Decodes `count` consecutive values as one `T` (a tuple, a `Vec`, a struct).
+    pub fn decode_values<T: DeserializeOwned>(&self, count: usize) -> Result<T, RpcError> {
+        read_typed(self.serialization, &self.bytes, Some(count))
+            .map_err(|e| ser_err("cannot decode the arguments", e))
+    }
+
+    /// The one value the bytes hold, dynamic.
+    pub fn to_value(&self) -> Result<Value, RpcError> {
+        self.serialization
+            .read_value(&self.bytes)
+            .map_err(|e| ser_err("cannot decode the value", e))
+    }
+
+    /// `count` consecutive values, dynamic.
+    pub fn to_values(&self, count: usize) -> Result<Vec<Value>, RpcError> {
+        self.serialization
+            .read_values(&self.bytes, count)
+            .map_err(|e| ser_err("cannot decode the arguments", e))
     }
 }
 
@@ -42,12 +85,7 @@ impl Payload {
                     .map_err(|e| ser_err("cannot convert the local value", e))?;
                 rubbo_hessian2::from_value(v).map_err(|e| ser_err("cannot convert the value", e))
             }
-            Payload::Encoded(enc) => {
-                check_serialization(enc.serialization)?;
-                let mut d = rubbo_hessian2::Decoder::new(&enc.bytes);
-                d.read::<T>()
-                    .map_err(|e| ser_err("cannot decode the result", e))
-            }
+            Payload::Encoded(enc) => enc.decode(),
         }
     }
 
@@ -59,12 +97,7 @@ impl Payload {
             Payload::Typed(t) => {
                 rubbo_hessian2::to_value(&**t).map_err(|e| ser_err("cannot convert the value", e))
             }
-            Payload::Encoded(enc) => {
-                check_serialization(enc.serialization)?;
-                rubbo_hessian2::Decoder::new(&enc.bytes)
-                    .read_value()
-                    .map_err(|e| ser_err("cannot decode the value", e))
-            }
+            Payload::Encoded(enc) => enc.to_value(),
         }
     }
 }
@@ -88,15 +121,7 @@ impl Arguments {
                 rubbo_hessian2::from_value(v)
                     .map_err(|e| ser_err("cannot convert the arguments", e))
             }
-            Arguments::Encoded { count, encoded } => {
-                check_serialization(encoded.serialization)?;
-                let mut d = rubbo_hessian2::Decoder::new(&encoded.bytes);
-                T::deserialize(StreamSeq {
-                    decoder: &mut d,
-                    count: *count,
-                })
-                .map_err(|e| ser_err("cannot decode the arguments", e))
-            }
+            Arguments::Encoded { count, encoded } => encoded.decode_values(*count),
         }
     }
 
@@ -113,16 +138,7 @@ impl Arguments {
                     other => Ok(vec![other]),
                 }
             }
-            Arguments::Encoded { count, encoded } => {
-                check_serialization(encoded.serialization)?;
-                let mut d = rubbo_hessian2::Decoder::new(&encoded.bytes);
-                (0..*count)
-                    .map(|_| {
-                        d.read_value()
-                            .map_err(|e| ser_err("cannot decode the arguments", e))
-                    })
-                    .collect()
-            }
+            Arguments::Encoded { count, encoded } => encoded.to_values(*count),
         }
     }
 }
@@ -148,77 +164,140 @@ impl<'de> de::Deserializer<'de> for ValuesSeq {
     }
 }
 
-/// A tuple read from consecutive top-level values of one Hessian stream (how Dubbo
-/// writes arguments).
-struct StreamSeq<'a, 'de> {
-    decoder: &'a mut rubbo_hessian2::Decoder<'de>,
-    count: usize,
-}
-
-impl<'de> de::Deserializer<'de> for StreamSeq<'_, 'de> {
-    type Error = rubbo_hessian2::Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        visitor.visit_seq(self)
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map struct enum identifier ignored_any
-    }
-}
-
-impl<'de> SeqAccess<'de> for StreamSeq<'_, 'de> {
-    type Error = rubbo_hessian2::Error;
-
-    fn next_element_seed<S: DeserializeSeed<'de>>(
-        &mut self,
-        seed: S,
-    ) -> Result<Option<S::Value>, Self::Error> {
-        if self.count == 0 {
-            return Ok(None);
-        }
-        self.count -= 1;
-        seed.deserialize(&mut *self.decoder).map(Some)
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.count)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use bytes::{Bytes, BytesMut};
+
     use super::*;
-    use crate::Encoded;
+    use crate::serialization::DeserializeFn;
+
+    /// A serialization that is not Hessian: each value is one byte, a small integer.
+    struct Bytewise;
+
+    static BYTEWISE: Bytewise = Bytewise;
+
+    impl Serialization for Bytewise {
+        fn name(&self) -> &'static str {
+            "bytewise"
+        }
+        fn id(&self) -> u8 {
+            31
+        }
+        fn content_type(&self) -> &'static str {
+            "application/x-bytewise"
+        }
+        fn read_values(
+            &self,
+            bytes: &[u8],
+            count: usize,
+        ) -> Result<Vec<Value>, SerializationError> {
+            if bytes.len() < count {
+                return Err(SerializationError::read(self.name(), "too few bytes"));
+            }
+            Ok(bytes[..count]
+                .iter()
+                .map(|b| Value::Int(i32::from(*b)))
+                .collect())
+        }
+        fn deserialize<'de>(
+            &self,
+            bytes: &'de [u8],
+            visit: &mut DeserializeFn<'_, 'de>,
+        ) -> Result<(), SerializationError> {
+            let first = *bytes
+                .first()
+                .ok_or_else(|| SerializationError::read(self.name(), "empty"))?;
+            let d = de::value::U8Deserializer::<erased_serde::Error>::new(first);
+            visit(&mut <dyn erased_serde::Deserializer>::erase(d))
+                .map_err(|e| SerializationError::read(self.name(), e))
+        }
+        fn deserialize_values<'de>(
+            &self,
+            bytes: &'de [u8],
+            count: usize,
+            visit: &mut DeserializeFn<'_, 'de>,
+        ) -> Result<(), SerializationError> {
+            let items = bytes.iter().take(count).copied();
+            let d = de::value::SeqDeserializer::<_, erased_serde::Error>::new(items);
+            visit(&mut <dyn erased_serde::Deserializer>::erase(d))
+                .map_err(|e| SerializationError::read(self.name(), e))
+        }
+        fn write_value(&self, _: &Value, _: &mut BytesMut) -> Result<(), SerializationError> {
+            Err(SerializationError::write(self.name(), "read-only"))
+        }
+        fn write(
+            &self,
+            _: &dyn erased_serde::Serialize,
+            _: &mut BytesMut,
+        ) -> Result<(), SerializationError> {
+            Err(SerializationError::write(self.name(), "read-only"))
+        }
+        fn write_values(
+            &self,
+            _: &dyn erased_serde::Serialize,
+            _: &mut BytesMut,
+        ) -> Result<(), SerializationError> {
+            Err(SerializationError::write(self.name(), "read-only"))
+        }
+    }
+
+    fn bytewise(bytes: &'static [u8]) -> Encoded {
+        Encoded::new(&BYTEWISE, Bytes::from_static(bytes))
+    }
 
     #[test]
-    fn encoded_arguments_decode_as_a_tuple_of_top_level_values() {
-        let mut buf = Vec::new();
-        let mut enc = rubbo_hessian2::Encoder::new(&mut buf);
-        enc.write_args(&("hello", 48i32, vec!["a".to_owned()]))
-            .unwrap();
+    fn encoded_payload_and_arguments_decode_through_their_serialization() {
         let args = Arguments::Encoded {
             count: 3,
-            encoded: Encoded {
-                serialization: HESSIAN2,
-                bytes: buf.into(),
-            },
+            encoded: bytewise(&[7, 48, 2]),
         };
-        let (s, n, l): (String, i32, Vec<String>) = args.decode().unwrap();
-        assert_eq!((s.as_str(), n, l), ("hello", 48, vec!["a".to_owned()]));
-        assert_eq!(args.to_values().unwrap()[1], Value::Int(48));
-        let wrong = Arguments::Encoded {
-            count: 1,
-            encoded: Encoded {
-                serialization: 23,
-                bytes: bytes::Bytes::from_static(b"\x91"),
-            },
-        };
+        let (a, b, c): (i32, u8, i64) = args.decode().unwrap();
+        assert_eq!((a, b, c), (7, 48, 2));
         assert_eq!(
-            wrong.decode::<(i32,)>().unwrap_err().kind(),
+            args.to_values().unwrap(),
+            vec![Value::Int(7), Value::Int(48), Value::Int(2)]
+        );
+        // Only `count` values belong to the arguments.
+        let two = Arguments::Encoded {
+            count: 2,
+            encoded: bytewise(&[1, 2, 3]),
+        };
+        assert_eq!(two.decode::<Vec<u8>>().unwrap(), vec![1, 2]);
+
+        let p = Payload::Encoded(bytewise(&[9]));
+        assert_eq!(p.decode::<u32>().unwrap(), 9);
+        assert_eq!(p.to_value().unwrap(), Value::Int(9));
+    }
+
+    #[test]
+    fn unreadable_encoded_bytes_are_serialization_errors_naming_the_serialization() {
+        let p = Payload::Encoded(bytewise(&[1]));
+        let err = p.decode::<String>().unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Serialization);
+        assert!(err.message().contains("bytewise"), "{err}");
+        let short = Arguments::Encoded {
+            count: 2,
+            encoded: bytewise(&[1]),
+        };
+        let err = short.to_values().unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Serialization);
+        assert!(err.message().contains("too few bytes"), "{err}");
+        assert_eq!(
+            Payload::Encoded(bytewise(b""))
+                .decode::<u8>()
+                .unwrap_err()
+                .kind(),
             crate::ErrorKind::Serialization
+        );
+    }
+
+    #[test]
+    fn encoded_equality_and_debug_name_the_serialization() {
+        assert_eq!(bytewise(&[1]), bytewise(&[1]));
+        assert_ne!(bytewise(&[1]), bytewise(&[2]));
+        assert_eq!(
+            format!("{:?}", bytewise(&[1, 2])),
+            "Encoded { serialization: \"bytewise\", len: 2 }"
         );
     }
 

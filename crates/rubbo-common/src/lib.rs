@@ -8,6 +8,10 @@
 //! - [`Invoker`], [`Filter`], [`Protocol`], [`Exporter`]: the shapes every protocol,
 //!   filter and cluster speaks.
 //! - [`ExtensionTable`]: named implementations of an extension point (Java's SPI).
+//! - [`Serialization`]: the wire codec extension point; [`Encoded`] bytes name theirs
+//!   and are decoded through it. No codec lives here (the built-ins are in
+//!   `rubbo-serialization`): `rubbo_hessian2` supplies only the dynamic [`Value`] model
+//!   and its serde conversions, which every serialization shares.
 // Unsafe stays forbidden here, not in Cargo.toml: see the [lints] note there.
 #![forbid(unsafe_code)]
 
@@ -22,9 +26,10 @@ pub mod keys;
 mod protocol;
 pub mod resolve;
 mod result;
+pub mod serialization;
+mod unboxed;
 pub mod url;
 
-pub use codec::HESSIAN2;
 pub use error::{ErrorKind, RpcError};
 pub use extension::{ExtensionError, ExtensionTable};
 pub use filter::{Filter, FilterFn, FilteredProtocol, Side, filter_fn};
@@ -33,6 +38,7 @@ pub use invoker::{BoxFuture, BoxInvoker, InvokeFuture, Invoker, InvokerService, 
 pub use protocol::{Exporter, Protocol};
 pub use result::{BizException, Encoded, Outcome, Payload, RpcResult, TypedValue};
 pub use rubbo_hessian2::Value;
+pub use serialization::{Serialization, SerializationError};
 pub use url::{Url, UrlError, UrlParams};
 
 /// The `$echo` method name (Java's `$ECHO`).

@@ -3,7 +3,14 @@
 //!
 //! Decoding is lazy where it pays: a request's arguments and a response's value stay
 //! as a zero-copy slice of the frame ([`Encoded`]) until the typed dispatcher or stub
-//! decodes them with the types it knows.
+//! decodes them with the types it knows, through the [`Serialization`] they name.
+//!
+//! The serialization is chosen by name (the consumer's `serialization` URL key) or by
+//! the frame header's id (the provider), through `rubbo-serialization`'s table; the
+//! body layout itself (the fields, the attachment map, the fast paths below) is written
+//! and read here in Hessian 2 directly, as Java's `DubboCodec` does with its
+//! `ObjectOutput`, so this codec accepts only serializations that are Hessian 2
+//! ([`body_serialization`]).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -11,10 +18,11 @@ use std::sync::Arc;
 use bytes::{BufMut, Bytes, BytesMut};
 use rubbo_common::keys::defaults::DUBBO_VERSION;
 use rubbo_common::{
-    Arguments, Attachments, BizException, Encoded, HESSIAN2, Invocation, Outcome, Payload,
-    RpcResult, Value,
+    Arguments, Attachments, BizException, Encoded, Invocation, Outcome, Payload, RpcResult,
+    Serialization, Value,
 };
 use rubbo_hessian2::{Decoder, Encoder, JavaException};
+use rubbo_serialization::HESSIAN2;
 use serde::Deserialize;
 use serde::de::{self, Visitor};
 
@@ -56,6 +64,9 @@ pub enum CodecError {
     /// The serialization id is not Hessian 2.
     #[error("unsupported serialization id {0} (supported: 2 = hessian2)")]
     Serialization(u8),
+    /// A value to send is encoded in a serialization that cannot be read back.
+    #[error("{0}")]
+    Value(#[from] rubbo_common::SerializationError),
     /// A leading field of a request body is neither a string, `null`, a boolean nor
     /// a number (what Java's `Hessian2Input.readString` reads as text).
     #[error("the {field} is not a string (found {found})")]
@@ -227,6 +238,25 @@ fn write_attachment_entries<B: rubbo_hessian2::Output>(
     Ok(())
 }
 
+/// The serialization a frame header's `id` names, if this codec can read and write
+/// bodies in it: the table's entry for the id, when it is Hessian 2 (the only body
+/// layout implemented here). Anything else is [`CodecError::Serialization`], which the
+/// provider answers with status 40 as before.
+pub fn body_serialization(id: u8) -> Result<&'static dyn Serialization, CodecError> {
+    rubbo_serialization::builtin_by_id(id)
+        .filter(|s| is_hessian2(*s))
+        .ok_or(CodecError::Serialization(id))
+}
+
+/// Whether bodies of this codec can carry `serialization` (its name is `hessian2`).
+pub fn supports(serialization: &dyn Serialization) -> bool {
+    is_hessian2(serialization)
+}
+
+fn is_hessian2(s: &dyn Serialization) -> bool {
+    s.name() == HESSIAN2.name()
+}
+
 /// Encodes a request body: version, path, service version, method, descriptor,
 /// arguments, attachments.
 pub fn encode_request(
@@ -366,9 +396,7 @@ fn decode_request_with(
     body: &Bytes,
     keep_all: bool,
 ) -> Result<DecodedRequest, CodecError> {
-    if serialization != HESSIAN2 {
-        return Err(CodecError::Serialization(serialization));
-    }
+    let serialization = body_serialization(serialization)?;
     let mut d = Decoder::new(body);
     let dubbo_version: Cow<'static, str> = match d.read_ascii() {
         Some(v) if v == DUBBO_VERSION.as_bytes() => Cow::Borrowed(DUBBO_VERSION),
@@ -888,11 +916,13 @@ pub fn encode_response(
             match p {
                 Payload::Value(v) => enc.write_value(v)?,
                 Payload::Typed(t) => enc.write(&**t)?,
-                Payload::Encoded(e) if e.serialization == HESSIAN2 => {
+                Payload::Encoded(e) if is_hessian2(e.serialization) => {
                     // Already Hessian: copy the bytes (a single value, own ref tables).
                     enc.get_mut().put_slice(&e.bytes);
                 }
-                Payload::Encoded(e) => return Err(CodecError::Serialization(e.serialization)),
+                // Another serialization (a value relayed from Triple): read it back and
+                // write it in Hessian.
+                Payload::Encoded(e) => enc.write_value(&e.serialization.read_value(&e.bytes)?)?,
                 Payload::Null => enc.write_null()?,
             }
         }
@@ -929,9 +959,7 @@ fn write_biz_exception<B: rubbo_hessian2::Output>(
 
 /// Decodes an OK response body. The value stays encoded (zero-copy).
 pub fn decode_response(serialization: u8, body: &Bytes) -> Result<RpcResult, CodecError> {
-    if serialization != HESSIAN2 {
-        return Err(CodecError::Serialization(serialization));
-    }
+    let serialization = body_serialization(serialization)?;
     let mut d = Decoder::new(body);
     let flag = d.read_int()?;
     let (outcome, has_attachments) = match flag {
@@ -1014,7 +1042,7 @@ pub fn encode_error_text(message: &str) -> Bytes {
 
 /// Decodes the body of a non-OK response (one Hessian string), leniently.
 pub fn decode_error_text(serialization: u8, body: &Bytes) -> String {
-    if serialization == HESSIAN2 {
+    if body_serialization(serialization).is_ok() {
         if let Ok(Some(s)) = Decoder::new(body).read_nullable_string() {
             return s;
         }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rubbo_common::keys::{self, Timeout};
-use rubbo_common::{HESSIAN2, Invocation, InvokeFuture, Invoker, RpcError, RpcResult, Url};
+use rubbo_common::{Invocation, InvokeFuture, Invoker, RpcError, RpcResult, Serialization, Url};
 use rubbo_remoting::Clients;
 use tracing::{Instrument, debug};
 
@@ -30,6 +30,9 @@ struct Inner {
     application: Option<String>,
     token: Option<String>,
     payload: i64,
+    /// The serialization requests are sent in (the URL's `serialization`), chosen at
+    /// refer time; its wire id goes in every request header.
+    serialization: &'static dyn Serialization,
     /// Whether the connections are this invoker's own (`connections=N`) rather than
     /// the shared one, which closes when its last user drops it.
     exclusive: bool,
@@ -44,7 +47,12 @@ struct Inner {
 }
 
 impl DubboInvoker {
-    pub(crate) fn new(url: Url, clients: Clients, exclusive: bool) -> Self {
+    pub(crate) fn new(
+        url: Url,
+        clients: Clients,
+        exclusive: bool,
+        serialization: &'static dyn Serialization,
+    ) -> Self {
         let owned = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_owned);
         let path = url
             .path()
@@ -58,6 +66,7 @@ impl DubboInvoker {
             application: owned(url.get_param(keys::APPLICATION_KEY)),
             token: owned(url.get_param(keys::TOKEN_KEY)).filter(|t| t != "false"),
             payload: url.param::<keys::Payload>(),
+            serialization,
             path,
             clients,
             exclusive,
@@ -187,12 +196,13 @@ impl Invoker for DubboInvoker {
             Ok(p) => p,
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
+        let serialization = self.inner.serialization.id();
         if oneway {
             let inner = self.inner.clone();
             let call = async move {
                 inner
                     .clients
-                    .send_oneway(body, HESSIAN2)
+                    .send_oneway(body, serialization)
                     .await
                     .map_err(error_for_remoting)?;
                 Ok(RpcResult::null())
@@ -200,7 +210,7 @@ impl Invoker for DubboInvoker {
             return boxed_in(span, call);
         }
         // The request's future holds its connection, not this invoker.
-        let request = self.inner.clients.request(body, HESSIAN2, timeout);
+        let request = self.inner.clients.request(body, serialization, timeout);
         let call = async move {
             let resp = request.await.map_err(error_for_remoting)?;
             if !resp.status.is_ok() {

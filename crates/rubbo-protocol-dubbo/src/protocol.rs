@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rubbo_common::keys::{self, Connections};
-use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Protocol, RpcError, Url};
+use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Protocol, RpcError, Serialization, Url};
 use rubbo_remoting::{ClientConfig, ConnectionPool, Dispatch, Server, ServerConfig};
+use rubbo_serialization::Serializations;
 use tracing::info;
 
+use crate::codec;
 use crate::invoker::DubboInvoker;
 use crate::server::{DubboHandler, Exported, ExporterMap, exporter_key};
 
@@ -37,6 +39,8 @@ pub struct DubboProtocol {
 struct Inner {
     servers: Mutex<HashMap<String, ServerEntry>>,
     pools: Mutex<HashMap<String, ConnectionPool>>,
+    /// The serializations a consumer URL may name (`serialization=`).
+    serializations: Serializations,
 }
 
 #[derive(Debug, Clone)]
@@ -49,6 +53,42 @@ impl DubboProtocol {
     /// A protocol with no servers and no connections yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A protocol whose references pick their serialization (the URL key
+    /// `serialization`, default `hessian2`) from `serializations` instead of the
+    /// built-ins. The dubbo body layout is Hessian 2, so only a serialization named
+    /// `hessian2` can be used on this protocol; naming another one fails at refer time.
+    pub fn with_serializations(serializations: Serializations) -> Self {
+        DubboProtocol {
+            inner: Arc::new(Inner {
+                serializations,
+                ..Inner::default()
+            }),
+        }
+    }
+
+    /// The serialization a reference to `url` sends in: the one its `serialization`
+    /// key names, which must be known and usable by the dubbo body codec.
+    fn serialization_for(&self, url: &Url) -> Result<&'static dyn Serialization, RpcError> {
+        let table = &self.inner.serializations;
+        let ser = table.select(url).map_err(|e| {
+            RpcError::serialization(format!("cannot refer {}: {e}", url.address())).with_source(e)
+        })?;
+        if !codec::supports(ser) {
+            let usable: Vec<String> = table
+                .names()
+                .into_iter()
+                .filter(|n| table.get(n).is_ok_and(codec::supports))
+                .collect();
+            return Err(RpcError::serialization(format!(
+                "cannot refer {}: the dubbo protocol cannot send serialization \"{}\" (usable: {})",
+                url.address(),
+                ser.name(),
+                usable.join(", ")
+            )));
+        }
+        Ok(ser)
     }
 
     /// The local address of the server exported for `host:port` (to learn an
@@ -186,6 +226,10 @@ impl Protocol for DubboProtocol {
     }
 
     fn refer(&self, url: Url) -> BoxFuture<'static, Result<BoxInvoker, RpcError>> {
+        let serialization = match self.serialization_for(&url) {
+            Ok(s) => s,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
         let pool = self.pool_for(&url);
         Box::pin(async move {
             let addr = url.address();
@@ -194,7 +238,12 @@ impl Protocol for DubboProtocol {
                 .get(&addr, connections)
                 .await
                 .map_err(crate::status::error_for_remoting)?;
-            Ok(Arc::new(DubboInvoker::new(url, clients, connections > 0)) as BoxInvoker)
+            Ok(Arc::new(DubboInvoker::new(
+                url,
+                clients,
+                connections > 0,
+                serialization,
+            )) as BoxInvoker)
         })
     }
 

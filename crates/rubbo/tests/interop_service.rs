@@ -306,10 +306,7 @@ fn encoded(
     write(&mut rubbo_hessian2::Encoder::new(&mut buf));
     Arguments::Encoded {
         count,
-        encoded: rubbo_common::Encoded {
-            serialization: rubbo_common::HESSIAN2,
-            bytes: buf.into(),
-        },
+        encoded: rubbo_common::Encoded::new(&rubbo_serialization::HESSIAN2, buf.into()),
     }
 }
 

@@ -1,0 +1,10 @@
+#![doc = include_str!("../README.md")]
+
+mod hessian2;
+mod table;
+
+pub use hessian2::{HESSIAN2, Hessian2};
+pub use table::{Serializations, builtin_by_id};
+
+/// The extension point, re-exported from `rubbo-common` where every layer names it.
+pub use rubbo_common::serialization::{DeserializeFn, Serialization, SerializationError};
