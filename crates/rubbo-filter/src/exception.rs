@@ -30,7 +30,8 @@ pub struct ExceptionFilter;
 
 impl Filter for ExceptionFilter {
     fn layer(&self, next: BoxInvoker) -> BoxInvoker {
-        Arc::new(Exceptions { next })
+        let interface = Arc::from(next.url().service_interface().unwrap_or_default());
+        Arc::new(Exceptions { next, interface })
     }
 
     fn activate(&self) -> Activate {
@@ -41,6 +42,8 @@ impl Filter for ExceptionFilter {
 #[derive(Debug)]
 struct Exceptions {
     next: BoxInvoker,
+    /// The service's interface, read once.
+    interface: Arc<str>,
 }
 
 /// The first two segments of a class's package (or its one-segment package).
@@ -66,22 +69,21 @@ pub fn passes(class: &str, interface: &str) -> bool {
 
 impl Invoker for Exceptions {
     fn invoke(&self, inv: Invocation) -> InvokeFuture {
-        let interface = self.next.url().service_interface().map(str::to_owned);
-        let method = inv.method().to_owned();
+        let interface = self.interface.clone();
+        let method = inv.method_arc();
         let consumer = inv.peer().map(|p| p.remote);
         let call = self.next.invoke(inv);
         Box::pin(async move {
             let result = call.await?;
-            let interface = interface.as_deref().unwrap_or_default();
             let Some(e) = result.exception() else {
                 return Ok(result);
             };
-            if passes(&e.class, interface) {
+            if passes(&e.class, &interface) {
                 return Ok(result);
             }
             error!(
-                service = interface,
-                method,
+                service = %interface,
+                %method,
                 consumer = ?consumer,
                 exception = %e,
                 "unchecked and undeclared exception, sent as RuntimeException"

@@ -610,7 +610,9 @@ enum AttStr<'de> {
     Ascii(&'de [u8]),
     Text(Cow<'de, str>),
     Null,
-    Other(Value),
+    /// Rare (a number or a container): boxed, so the common variants, copied for
+    /// every routing key of every request, stay small.
+    Other(Box<Value>),
 }
 
 impl<'de> AttStr<'de> {
@@ -618,7 +620,7 @@ impl<'de> AttStr<'de> {
         match v {
             Value::String(s) => AttStr::Text(Cow::Owned(s)),
             Value::Null => AttStr::Null,
-            v => AttStr::Other(v),
+            v => AttStr::Other(Box::new(v)),
         }
     }
 
@@ -631,7 +633,7 @@ impl<'de> AttStr<'de> {
             AttStr::Ascii(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
             AttStr::Text(t) => Value::String(t.into_owned()),
             AttStr::Null => Value::Null,
-            AttStr::Other(v) => scalar_text(&v).map_or(v, Value::String),
+            AttStr::Other(v) => scalar_text(&v).map_or(*v, Value::String),
         }
     }
 
@@ -669,13 +671,15 @@ impl<'de> AttStr<'de> {
             AttStr::Ascii(b) => b.trim_ascii(),
             AttStr::Text(t) => t.as_bytes().trim_ascii(),
             AttStr::Null => return None,
-            AttStr::Other(Value::Int(i)) => return u64::try_from(*i).ok(),
-            AttStr::Other(Value::Long(l)) => return u64::try_from(*l).ok(),
-            // `Number.longValue()` truncates; NaN and negatives give no timeout.
-            AttStr::Other(Value::Double(f)) => {
-                return (f.is_finite() && *f >= 0.0).then(|| f.trunc() as u64);
+            AttStr::Other(v) => {
+                return match **v {
+                    Value::Int(i) => u64::try_from(i).ok(),
+                    Value::Long(l) => u64::try_from(l).ok(),
+                    // `Number.longValue()` truncates; NaN and negatives give no timeout.
+                    Value::Double(f) => (f.is_finite() && f >= 0.0).then(|| f.trunc() as u64),
+                    _ => None,
+                };
             }
-            AttStr::Other(_) => return None,
         };
         if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
             return None;
