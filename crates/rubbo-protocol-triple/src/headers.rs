@@ -3,6 +3,7 @@
 //! `{key}-bin` in unpadded base64, the original case of upper-case keys in
 //! `tri-header-convert`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use base64::Engine;
@@ -101,7 +102,7 @@ pub fn put_attachments(headers: &mut HeaderMap, attachments: &Attachments) {
         };
         match (
             HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_bytes(text.as_bytes()),
+            HeaderValue::from_bytes(&value_bytes(&text)),
         ) {
             (Ok(n), Ok(v)) => {
                 headers.insert(n, v);
@@ -138,8 +139,7 @@ pub fn attachments_from(headers: &HeaderMap) -> Attachments {
                 Err(e) => debug!(key, error = %e, "undecodable binary header ignored"),
             }
         } else if !excluded(key) {
-            let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
-            out.insert(key.to_owned(), Value::String(text));
+            out.insert(key.to_owned(), Value::String(value_text(value.as_bytes())));
         }
     }
     if let Some(raw) = headers.get(HEADER_CONVERT) {
@@ -155,6 +155,32 @@ pub fn attachments_from(headers: &HeaderMap) -> Attachments {
         }
     }
     out
+}
+
+/// The bytes of a header value. Java (Netty) writes header values as ISO-8859-1, so
+/// text that fits is sent that way; other text goes as UTF-8 (which Java reads as
+/// ISO-8859-1, where Java's own encoding would have lost those characters).
+fn value_bytes(text: &str) -> Cow<'_, [u8]> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text.as_bytes());
+    }
+    let latin1: Option<Vec<u8>> = text
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).ok())
+        .collect();
+    match latin1 {
+        Some(bytes) => Cow::Owned(bytes),
+        None => Cow::Borrowed(text.as_bytes()),
+    }
+}
+
+/// The text of a header value: UTF-8 when it is valid UTF-8 (ASCII is), else
+/// ISO-8859-1, as Java writes it.
+fn value_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
+    }
 }
 
 /// A header as text, if present and valid.
@@ -175,6 +201,8 @@ mod tests {
         a.insert("blob".into(), Value::Binary(vec![0, 1, 2, 255]));
         a.insert("interface".into(), Value::from("x"));
         a.insert("obj".into(), Value::List(Default::default()));
+        a.insert("latin".into(), Value::from("värde"));
+        a.insert("emoji".into(), Value::from("a 😀"));
         let mut h = HeaderMap::new();
         put_attachments(&mut h, &a);
         assert_eq!(get(&h, "trace-id"), Some("abc"));
@@ -189,6 +217,17 @@ mod tests {
         assert_eq!(back.get("n"), Some(&Value::from("7")));
         assert_eq!(back.get("blob"), Some(&Value::Binary(vec![0, 1, 2, 255])));
         assert!(!back.contains_key(HEADER_CONVERT));
+        assert_eq!(
+            h.get("latin").unwrap().as_bytes(),
+            b"v\xe4rde",
+            "ISO-8859-1, as Java"
+        );
+        assert_eq!(back.get("latin"), Some(&Value::from("värde")));
+        assert_eq!(
+            back.get("emoji"),
+            Some(&Value::from("a 😀")),
+            "UTF-8 beyond Latin-1"
+        );
 
         let mut padded = HeaderMap::new();
         padded.insert("k-bin", HeaderValue::from_static("AAEC/w=="));
