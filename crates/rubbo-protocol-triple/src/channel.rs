@@ -1,7 +1,7 @@
 //! One shared HTTP/2 connection to a provider address, multiplexing every call of
 //! every invoker of that address; reconnected on the next call once it is closed.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -15,6 +15,10 @@ use tracing::{Instrument, debug};
 
 use crate::config::H2Settings;
 
+/// How long an address whose connection attempt failed counts as unavailable
+/// (Rubbo's choice: calls made directly on the invoker reconnect at once).
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
 /// The request body type of the client.
 pub(crate) type ReqBody = Full<Bytes>;
 
@@ -25,6 +29,8 @@ pub(crate) struct Channel {
     settings: H2Settings,
     connect_timeout: Duration,
     current: Mutex<Option<(SendRequest<ReqBody>, AbortHandle)>>,
+    /// When the last connection attempt failed (cleared by one that succeeds).
+    failed_at: Mutex<Option<Instant>>,
     /// Serializes connection attempts, so concurrent calls share one.
     connecting: tokio::sync::Mutex<()>,
 }
@@ -36,6 +42,7 @@ impl Channel {
             settings,
             connect_timeout,
             current: Mutex::new(None),
+            failed_at: Mutex::new(None),
             connecting: tokio::sync::Mutex::new(()),
         }
     }
@@ -53,9 +60,15 @@ impl Channel {
             .map(|(s, _)| s.clone())
     }
 
-    /// Whether the connection is up.
-    pub(crate) fn is_connected(&self) -> bool {
+    /// Whether calls can be tried: the connection is up, or it closed and the next
+    /// call reconnects; not for [`RETRY_AFTER`] after a failed attempt to connect, so
+    /// that a cluster prefers other providers meanwhile.
+    pub(crate) fn is_available(&self) -> bool {
         self.live().is_some()
+            || self
+                .failed_at
+                .lock()
+                .is_none_or(|t| t.elapsed() >= RETRY_AFTER)
     }
 
     /// A handle to send requests on, connecting first if needed.
@@ -67,7 +80,14 @@ impl Channel {
         if let Some(s) = self.live() {
             return Ok(s);
         }
-        let (sender, task) = self.connect().await?;
+        let (sender, task) = match self.connect().await {
+            Ok(c) => c,
+            Err(e) => {
+                *self.failed_at.lock() = Some(Instant::now());
+                return Err(e);
+            }
+        };
+        *self.failed_at.lock() = None;
         if let Some((_, old)) = self.current.lock().replace((sender.clone(), task)) {
             old.abort();
         }

@@ -166,7 +166,7 @@ impl Invoker for TripleInvoker {
     }
 
     fn is_available(&self) -> bool {
-        !self.inner.destroyed.load(Ordering::Acquire) && self.inner.channel.is_connected()
+        !self.inner.destroyed.load(Ordering::Acquire) && self.inner.channel.is_available()
     }
 
     fn destroy(&self) {

@@ -236,7 +236,19 @@ impl TripleResponseWrapper {
                     _ => None,
                 })
                 .unwrap_or_else(|| "java.lang.Throwable".to_owned());
-            let message = je.and_then(|j| j.message);
+            let mut message = je.and_then(|j| j.message);
+            // A generic call's exception arrives wrapped in GenericException: report the
+            // original class and message, as the dubbo protocol does.
+            let mut class = class;
+            if class.ends_with(".rpc.service.GenericException") {
+                if let Some(inner) = value.field("exceptionClass").and_then(Value::as_str) {
+                    class = inner.to_owned();
+                    message = value
+                        .field("exceptionMessage")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                }
+            }
             return Ok(RpcResult::from_exception(BizException {
                 class,
                 message,

@@ -472,6 +472,53 @@ async fn a_missing_provider_fails_the_reference_with_a_network_error() {
     assert_eq!(err.kind(), ErrorKind::Network, "{err}");
 }
 
+#[tokio::test]
+async fn a_lost_connection_is_reopened_when_the_provider_is_back() {
+    let export = |protocol: TripleProtocol, port: u16| async move {
+        let url = rubbo::Url::parse(&format!(
+            "tri://127.0.0.1:{port}/org.rubbo.test.TriEcho?version=1.0.0&shutdown.timeout=500"
+        ))
+        .unwrap();
+        protocol
+            .export(TriEchoServer::new(Arc::new(Provider)).into_invoker(url))
+            .await
+            .unwrap()
+    };
+    let server = TripleProtocol::new();
+    let exporter = export(server.clone(), 0).await;
+    let port = exporter.url().port();
+    let c = consumer(&[("timeout", "2000"), ("retries", "0")]);
+    let echo = client(&c, port).await;
+    assert_eq!(echo.add(1, 2).await.unwrap(), 3);
+
+    // The provider goes away (its connections close) and comes back on the same port.
+    exporter.unexport().await;
+    let err = echo.add(1, 2).await.unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::Network | ErrorKind::NoProvider),
+        "{err}"
+    );
+    let _back = export(server, port).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match echo.add(2, 3).await {
+            Ok(v) => {
+                assert_eq!(v, 5);
+                break;
+            }
+            Err(e) if Instant::now() < deadline => {
+                assert!(
+                    matches!(e.kind(), ErrorKind::Network | ErrorKind::NoProvider),
+                    "{e}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("the consumer never reconnected: {e}"),
+        }
+    }
+    c.shutdown().await;
+}
+
 // ---- a bare HTTP/2 client, for what a Rubbo consumer never sends ----------------
 
 type Sender = hyper::client::conn::http2::SendRequest<Full<Bytes>>;
