@@ -198,6 +198,17 @@ keys! {
     RETURN_KEY = "return";
     /// Server shutdown wait in ms.
     SHUTDOWN_TIMEOUT_KEY = "shutdown.timeout";
+    /// Triple: HTTP/2 SETTINGS_INITIAL_WINDOW_SIZE, per stream (Java's
+    /// `dubbo.protocol.triple.initial-window-size`; the URL spelling is Rubbo's).
+    TRIPLE_INITIAL_WINDOW_SIZE_KEY = "triple.initial-window-size";
+    /// Triple: HTTP/2 SETTINGS_MAX_FRAME_SIZE (Java's `dubbo.protocol.triple.max-frame-size`).
+    TRIPLE_MAX_FRAME_SIZE_KEY = "triple.max-frame-size";
+    /// Triple: HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE (Java's
+    /// `dubbo.protocol.triple.max-header-list-size`).
+    TRIPLE_MAX_HEADER_LIST_SIZE_KEY = "triple.max-header-list-size";
+    /// Triple: HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS a server allows (Java's
+    /// `dubbo.protocol.triple.max-concurrent-streams`).
+    TRIPLE_MAX_CONCURRENT_STREAMS_KEY = "triple.max-concurrent-streams";
     /// The IP a service registers with.
     REGISTER_IP_KEY = "register.ip";
     /// How long a reference waits at start for its first providers, in ms (Rubbo only).
@@ -427,6 +438,16 @@ ms_param!(/// Server shutdown wait, default 10 000 ms (Java's `DEFAULT_SERVER_SH
 num_param!(/// Maximum body size, default 8 MiB (Java's `DEFAULT_PAYLOAD`); 0 or less disables
     /// the check.
     Payload, i64, PAYLOAD_KEY, 8 * 1024 * 1024);
+num_param!(/// Triple: per-stream HTTP/2 window, default 8 MiB (Java's `DEFAULT_INITIAL_WINDOW_SIZE`).
+    TripleInitialWindowSize, u32, TRIPLE_INITIAL_WINDOW_SIZE_KEY, 8_388_608);
+num_param!(/// Triple: largest HTTP/2 frame accepted, default 8 MiB (Java's `DEFAULT_MAX_FRAME_SIZE`).
+    TripleMaxFrameSize, u32, TRIPLE_MAX_FRAME_SIZE_KEY, 8_388_608);
+num_param!(/// Triple: largest header list accepted, default 32 KiB (Java's
+    /// `DEFAULT_MAX_HEADER_LIST_SIZE`).
+    TripleMaxHeaderListSize, u32, TRIPLE_MAX_HEADER_LIST_SIZE_KEY, 32_768);
+num_param!(/// Triple: concurrent streams per connection a server allows, default 2^31-1
+    /// (Java's `DEFAULT_MAX_CONCURRENT_STREAMS`).
+    TripleMaxConcurrentStreams, u32, TRIPLE_MAX_CONCURRENT_STREAMS_KEY, 2_147_483_647);
 num_param!(/// Connections per address, default 0 (shared).
     Connections, u32, CONNECTIONS_KEY, 0);
 num_param!(/// Consumer concurrency limit per method, default 0 (none).

@@ -40,6 +40,7 @@ use rubbo_common::{
     BoxInvoker, Exporter, ExtensionTable, Filter, FilteredProtocol, Protocol, RpcError, Url,
 };
 use rubbo_protocol_dubbo::DubboProtocol;
+use rubbo_protocol_triple::{TRIPLE, TripleProtocol};
 use rubbo_registry::RegistryFactory;
 use tracing::info;
 
@@ -66,11 +67,12 @@ pub fn registry_factories() -> ExtensionTable<dyn RegistryFactory> {
     t
 }
 
-/// The protocols built in: `dubbo`.
+/// The protocols built in: `dubbo` and `tri`.
 pub fn protocols() -> ExtensionTable<dyn Protocol> {
     let mut t: ExtensionTable<dyn Protocol> =
         ExtensionTable::new("protocol", keys::defaults::PROTOCOL);
     t.register(keys::defaults::PROTOCOL, Arc::new(DubboProtocol::new()));
+    t.register(TRIPLE, Arc::new(TripleProtocol::new()));
     t
 }
 

@@ -70,6 +70,7 @@ pub use rubbo_common::{
 pub use rubbo_filter::builtin_filters;
 pub use rubbo_hessian2::{BigDecimal, BigInteger, Date};
 pub use rubbo_protocol_dubbo::DubboProtocol;
+pub use rubbo_protocol_triple::TripleProtocol;
 
 /// The dynamic value model (Hessian 2 / Java object graph) and its parts.
 pub mod value {

@@ -101,9 +101,21 @@ impl ProviderHandle {
     }
 }
 
-/// Serves the contract on `host:port` (port 0 picks a free one) under `application`,
-/// registered in `registries` (none: direct calls only).
+/// Serves the contract over dubbo on `host:port` (port 0 picks a free one) under
+/// `application`, registered in `registries` (none: direct calls only).
 pub async fn serve(
+    application: &str,
+    host: &str,
+    port: u16,
+    registries: &[String],
+) -> Result<ProviderHandle, RpcError> {
+    serve_on("dubbo", application, host, port, registries).await
+}
+
+/// Serves the contract over `protocol` (`dubbo`, `tri`) on `host:port`, as
+/// [`serve`] does.
+pub async fn serve_on(
+    protocol: &str,
     application: &str,
     host: &str,
     port: u16,
@@ -112,7 +124,7 @@ pub async fn serve(
     let mut builder = Rubbo::builder()
         .application(application)
         .host(host)
-        .port(port);
+        .protocol(protocol, port);
     for r in registries {
         builder = builder.registry(r.as_str());
     }

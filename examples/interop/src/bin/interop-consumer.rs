@@ -15,7 +15,7 @@ use rubbo::{Rubbo, Url};
 /// Calls org.rubbo.interop.InteropService:1.0.0 with the contract's checks.
 #[derive(Debug, Parser)]
 struct Args {
-    /// The provider, e.g. dubbo://127.0.0.1:20880 (direct mode).
+    /// The provider, e.g. dubbo://127.0.0.1:20880 or tri://127.0.0.1:50051 (direct mode).
     #[arg(long, required_unless_present = "registry")]
     url: Option<String>,
     /// A registry to find providers in (e.g. zookeeper://127.0.0.1:2181).
@@ -49,13 +49,16 @@ async fn main() -> Result<ExitCode> {
         builder = builder.registry(r.as_str());
     }
     let rubbo = builder.build().context("bad configuration")?;
+    let triple = args.url.as_deref().is_some_and(|u| u.starts_with("tri://"));
     let run = async {
         let invoker = match (&args.url, &args.registry) {
             (Some(url), _) => {
                 let base = match Url::parse(url) {
-                    Ok(u) if u.protocol() == Some("dubbo") => u,
+                    Ok(u) if matches!(u.protocol(), Some("dubbo" | "tri")) => u,
                     _ => {
-                        println!("FAIL connect: --url must be dubbo://host:port, got {url}");
+                        println!(
+                            "FAIL connect: --url must be dubbo://host:port or tri://host:port, got {url}"
+                        );
                         return interop::checks::Report {
                             passed: 0,
                             failed: 1,
@@ -65,7 +68,11 @@ async fn main() -> Result<ExitCode> {
                 rubbo
                     .refer_url(
                         &InteropServiceClient::SERVICE,
-                        &format!("dubbo://{}", base.address()),
+                        &format!(
+                            "{}://{}",
+                            base.protocol().unwrap_or("dubbo"),
+                            base.address()
+                        ),
                     )
                     .await
             }
@@ -83,7 +90,8 @@ async fn main() -> Result<ExitCode> {
         };
         let client = InteropServiceClient::new(invoker);
         let mut report =
-            interop::checks::run_all(&client, Duration::from_millis(args.timeout)).await;
+            interop::checks::run_all_over(&client, Duration::from_millis(args.timeout), triple)
+                .await;
         if let Some(want) = &args.expect_whoami {
             report.record(
                 "whoami.expected",

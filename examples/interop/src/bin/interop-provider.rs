@@ -1,14 +1,17 @@
-//! The contract's provider. Prints `READY dubbo <port>` when serving; stops
+//! The contract's provider. Prints `READY <protocol> <port>` when serving; stops
 //! gracefully on Ctrl-C / SIGTERM.
 //!
-//! Run with: `cargo run -p interop --bin interop-provider -- --port 20880 [--registry zookeeper://127.0.0.1:2181]`
+//! Run with: `cargo run -p interop --bin interop-provider -- --port 20880 [--protocol tri] [--registry zookeeper://127.0.0.1:2181]`
 
 use anyhow::{Context, Result};
 use clap::Parser;
 
-/// Serves org.rubbo.interop.InteropService:1.0.0 over dubbo://.
+/// Serves org.rubbo.interop.InteropService:1.0.0 over dubbo:// or tri://.
 #[derive(Debug, Parser)]
 struct Args {
+    /// The protocol: `dubbo` or `tri` (Triple, wrapper mode).
+    #[arg(long, default_value = "dubbo")]
+    protocol: String,
     /// Port (0 = any free port).
     #[arg(long, default_value_t = 20880)]
     port: u16,
@@ -32,10 +35,21 @@ async fn main() -> Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let handle = interop::serve(&args.application, &args.host, args.port, &args.registry)
-        .await
-        .with_context(|| format!("cannot serve on {}:{}", args.host, args.port))?;
-    println!("READY dubbo {}", handle.addr.port());
+    let handle = interop::serve_on(
+        &args.protocol,
+        &args.application,
+        &args.host,
+        args.port,
+        &args.registry,
+    )
+    .await
+    .with_context(|| {
+        format!(
+            "cannot serve {} on {}:{}",
+            args.protocol, args.host, args.port
+        )
+    })?;
+    println!("READY {} {}", args.protocol, handle.addr.port());
     shutdown_signal().await;
     eprintln!("shutting down");
     handle.shutdown().await;

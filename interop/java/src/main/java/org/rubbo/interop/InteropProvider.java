@@ -12,14 +12,15 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  * Java Dubbo provider of the interop contract.
  *
  * <pre>
- *   InteropProvider --port 20880 [--registry zookeeper://127.0.0.1:2181 | N/A] [--host 127.0.0.1]
+ *   InteropProvider --port 20880 [--protocol dubbo|tri] [--registry zookeeper://127.0.0.1:2181 | N/A]
+ *                   [--host 127.0.0.1]
  *                   [--register-mode all|interface|instance]
  * </pre>
  *
  * {@code --register-mode} (Dubbo default {@code all}): {@code interface} writes only
  * /dubbo/&lt;iface&gt;/providers, {@code instance} only the application-level /services nodes.
  *
- * Prints exactly one stdout line {@code READY dubbo <port>} once serving, then runs until killed
+ * Prints exactly one stdout line {@code READY <protocol> <port>} once serving, then runs until killed
  * (SIGTERM runs Dubbo's shutdown hook: unregister, close server). Logs go to stderr.
  */
 public final class InteropProvider {
@@ -43,7 +44,8 @@ public final class InteropProvider {
             app.setRegisterMode(args.get("register-mode", "all"));
         }
 
-        ProtocolConfig protocol = new ProtocolConfig("dubbo", port);
+        String protocolName = args.get("protocol", "dubbo");
+        ProtocolConfig protocol = new ProtocolConfig(protocolName, port);
         protocol.setHost(host);
         // Binds only `host`: see LoopbackBind (Dubbo itself would widen 127.* to 0.0.0.0).
 
@@ -64,7 +66,7 @@ public final class InteropProvider {
                 .service(service)
                 .start();
 
-        System.out.println("READY dubbo " + port);
+        System.out.println("READY " + protocolName + " " + port);
         System.out.flush();
 
         CountDownLatch forever = new CountDownLatch(1);

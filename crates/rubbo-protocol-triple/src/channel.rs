@@ -1,0 +1,147 @@
+//! One shared HTTP/2 connection to a provider address, multiplexing every call of
+//! every invoker of that address; reconnected on the next call once it is closed.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::client::conn::http2::SendRequest;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use parking_lot::Mutex;
+use rubbo_common::RpcError;
+use tokio::net::TcpStream;
+use tokio::task::AbortHandle;
+use tracing::{Instrument, debug};
+
+use crate::config::H2Settings;
+
+/// How long an address whose connection attempt failed counts as unavailable
+/// (Rubbo's choice: calls made directly on the invoker reconnect at once).
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// The request body type of the client.
+pub(crate) type ReqBody = Full<Bytes>;
+
+/// A connection to one address, opened on demand.
+#[derive(Debug)]
+pub(crate) struct Channel {
+    addr: String,
+    settings: H2Settings,
+    connect_timeout: Duration,
+    current: Mutex<Option<(SendRequest<ReqBody>, AbortHandle)>>,
+    /// When the last connection attempt failed (cleared by one that succeeds).
+    failed_at: Mutex<Option<Instant>>,
+    /// Serializes connection attempts, so concurrent calls share one.
+    connecting: tokio::sync::Mutex<()>,
+}
+
+impl Channel {
+    pub(crate) fn new(addr: String, settings: H2Settings, connect_timeout: Duration) -> Self {
+        Channel {
+            addr,
+            settings,
+            connect_timeout,
+            current: Mutex::new(None),
+            failed_at: Mutex::new(None),
+            connecting: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The address.
+    pub(crate) fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    fn live(&self) -> Option<SendRequest<ReqBody>> {
+        self.current
+            .lock()
+            .as_ref()
+            .filter(|(s, _)| !s.is_closed())
+            .map(|(s, _)| s.clone())
+    }
+
+    /// Whether calls can be tried: the connection is up, or it closed and the next
+    /// call reconnects; not for [`RETRY_AFTER`] after a failed attempt to connect, so
+    /// that a cluster prefers other providers meanwhile.
+    pub(crate) fn is_available(&self) -> bool {
+        self.live().is_some()
+            || self
+                .failed_at
+                .lock()
+                .is_none_or(|t| t.elapsed() >= RETRY_AFTER)
+    }
+
+    /// A handle to send requests on, connecting first if needed.
+    pub(crate) async fn sender(&self) -> Result<SendRequest<ReqBody>, RpcError> {
+        if let Some(s) = self.live() {
+            return Ok(s);
+        }
+        let _one = self.connecting.lock().await;
+        if let Some(s) = self.live() {
+            return Ok(s);
+        }
+        let (sender, task) = match self.connect().await {
+            Ok(c) => c,
+            Err(e) => {
+                *self.failed_at.lock() = Some(Instant::now());
+                return Err(e);
+            }
+        };
+        *self.failed_at.lock() = None;
+        if let Some((_, old)) = self.current.lock().replace((sender.clone(), task)) {
+            old.abort();
+        }
+        Ok(sender)
+    }
+
+    async fn connect(&self) -> Result<(SendRequest<ReqBody>, AbortHandle), RpcError> {
+        let addr = &self.addr;
+        let tcp = tokio::time::timeout(self.connect_timeout, TcpStream::connect(addr))
+            .await
+            .map_err(|_| {
+                RpcError::network(format!(
+                    "connect to {addr} timed out after {} ms",
+                    self.connect_timeout.as_millis()
+                ))
+            })?
+            .map_err(|e| {
+                RpcError::network(format!("cannot connect to {addr}: {e}")).with_source(e)
+            })?;
+        let _ = tcp.set_nodelay(true);
+        let s = self.settings;
+        let mut b = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
+        b.timer(TokioTimer::new())
+            .initial_stream_window_size(s.initial_window)
+            .initial_connection_window_size(s.initial_window)
+            .max_frame_size(s.max_frame)
+            .max_header_list_size(s.max_header_list);
+        let (sender, conn) = b.handshake(TokioIo::new(tcp)).await.map_err(|e| {
+            RpcError::network(format!("HTTP/2 handshake with {addr} failed: {e}")).with_source(e)
+        })?;
+        let span = tracing::debug_span!("triple.client.conn", peer = %addr);
+        let task = tokio::spawn(
+            async move {
+                match conn.await {
+                    Ok(()) => debug!("connection closed"),
+                    Err(e) => debug!(error = %e, "connection ended with an error"),
+                }
+            }
+            .instrument(span),
+        );
+        debug!(peer = %addr, "connected");
+        Ok((sender, task.abort_handle()))
+    }
+
+    /// Closes the connection now.
+    pub(crate) fn close(&self) {
+        if let Some((_, task)) = self.current.lock().take() {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

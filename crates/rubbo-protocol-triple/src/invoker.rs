@@ -1,0 +1,255 @@
+//! The consumer side: an invoker calling one provider over the shared HTTP/2
+//! connection of its address, in wrapper mode.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Request, Uri, Version};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use prost::Message;
+use rubbo_common::keys::{self, Timeout};
+use rubbo_common::{Invocation, InvokeFuture, Invoker, RpcError, RpcResult, Url};
+use tracing::{Instrument, debug};
+
+use crate::channel::Channel;
+use crate::frame;
+use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_PROTO, GRPC_STATUS};
+use crate::status::{self, Code};
+use crate::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
+
+/// Calls one provider at [`url()`](Invoker::url) over Triple.
+#[derive(Debug, Clone)]
+pub struct TripleInvoker {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    url: Url,
+    channel: Arc<Channel>,
+    /// `/{service path}/`: the `:path` of every call, before the method.
+    path_prefix: String,
+    /// What every request carries: content-type, te, service version and group,
+    /// the consumer's application.
+    base_headers: HeaderMap,
+    payload: i64,
+    destroyed: AtomicBool,
+}
+
+impl TripleInvoker {
+    pub(crate) fn new(url: Url, channel: Arc<Channel>) -> Self {
+        let path = url
+            .path()
+            .or_else(|| url.service_interface())
+            .unwrap_or_default()
+            .to_owned();
+        let mut h = HeaderMap::new();
+        h.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static(GRPC_PROTO),
+        );
+        h.insert(http::header::TE, HeaderValue::from_static("trailers"));
+        let mut put = |name: &'static str, value: Option<&str>| {
+            if let Some(v) = value
+                .filter(|v| !v.is_empty())
+                .and_then(|v| HeaderValue::from_str(v).ok())
+            {
+                h.insert(name, v);
+            }
+        };
+        put(headers::SERVICE_VERSION, url.version());
+        put(headers::SERVICE_GROUP, url.group());
+        put(
+            headers::CONSUMER_APP_NAME,
+            url.get_param(keys::APPLICATION_KEY),
+        );
+        TripleInvoker {
+            inner: Arc::new(Inner {
+                path_prefix: format!("/{path}/"),
+                base_headers: h,
+                payload: url.param::<keys::Payload>(),
+                channel,
+                url,
+                destroyed: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// Builds the request of `inv` and how long it may take.
+    fn prepare(&self, inv: &Invocation) -> Result<(Request<Full<Bytes>>, Duration), RpcError> {
+        let inner = &self.inner;
+        if inner.destroyed.load(Ordering::Acquire) {
+            return Err(RpcError::network(format!(
+                "invoker for {} is destroyed",
+                inner.url.address()
+            )));
+        }
+        // The call's deadline (the consumer's `deadline` filter sets one) wins over the
+        // URL's timeout.
+        let timeout = match inv.deadline() {
+            Some(d) => d.saturating_duration_since(Instant::now()),
+            None => inner.url.method_param::<Timeout>(inv.method()),
+        };
+        let wrapper = TripleRequestWrapper::for_invocation(inv)
+            .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
+        let body = frame::encode(&wrapper.encode_to_vec())
+            .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
+        if inner.payload > 0 && body.len() as i64 - frame::PREFIX_LEN as i64 > inner.payload {
+            return Err(RpcError::serialization(format!(
+                "Data length too large: {}, max payload: {}",
+                body.len() - frame::PREFIX_LEN,
+                inner.payload
+            )));
+        }
+        let uri = Uri::builder()
+            .scheme("http")
+            .authority(inner.channel.addr())
+            .path_and_query(format!("{}{}", inner.path_prefix, inv.method()))
+            .build()
+            .map_err(|e| {
+                RpcError::serialization(format!("bad request path for {}: {e}", inv.method()))
+            })?;
+        let mut req = Request::new(Full::new(body));
+        *req.method_mut() = Method::POST;
+        *req.uri_mut() = uri;
+        *req.version_mut() = Version::HTTP_2;
+        let h = req.headers_mut();
+        headers::put_attachments(h, inv.attachments());
+        h.extend(inner.base_headers.clone());
+        if let Ok(v) = HeaderValue::from_str(&status::format_timeout(timeout)) {
+            h.insert(headers::GRPC_TIMEOUT, v);
+        }
+        // Java sends the timeout as an attachment too.
+        h.insert(
+            keys::TIMEOUT_KEY,
+            HeaderValue::from(timeout.as_millis() as u64),
+        );
+        Ok((req, timeout))
+    }
+}
+
+impl Invoker for TripleInvoker {
+    fn invoke(&self, inv: Invocation) -> InvokeFuture {
+        let span = tracing::debug_span!("triple.call", method = %inv.method(), peer = %self.inner.url.address());
+        let (req, timeout) = match self.prepare(&inv) {
+            Ok(p) => p,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        let method = inv.method_arc();
+        drop(inv);
+        let inner = self.inner.clone();
+        let call = async move {
+            let exchange = async {
+                let mut sender = inner.channel.sender().await?;
+                sender.ready().await.map_err(network)?;
+                let resp = sender.send_request(req).await.map_err(network)?;
+                read_response(resp, inner.payload).await
+            };
+            match tokio::time::timeout(timeout, exchange).await {
+                Ok(r) => r,
+                // Dropping the exchange resets the stream (RST_STREAM CANCEL).
+                Err(_) => Err(RpcError::timeout(format!(
+                    "no response from {} for {method} within {} ms",
+                    inner.channel.addr(),
+                    timeout.as_millis()
+                ))),
+            }
+        };
+        Box::pin(call.instrument(span))
+    }
+
+    fn url(&self) -> &Url {
+        &self.inner.url
+    }
+
+    fn is_available(&self) -> bool {
+        !self.inner.destroyed.load(Ordering::Acquire) && self.inner.channel.is_available()
+    }
+
+    fn destroy(&self) {
+        self.inner.destroyed.store(true, Ordering::Release);
+    }
+}
+
+fn network(e: hyper::Error) -> RpcError {
+    RpcError::network(format!("HTTP/2 exchange failed: {e}")).with_source(e)
+}
+
+/// Reads a unary response: the status from the trailers (or from the headers of a
+/// trailers-only response), then the one message.
+async fn read_response(
+    resp: http::Response<Incoming>,
+    payload: i64,
+) -> Result<RpcResult, RpcError> {
+    let (parts, body) = resp.into_parts();
+    let content_type = headers::get(&parts.headers, "content-type").unwrap_or("");
+    if !content_type.starts_with(GRPC) {
+        let code = Code::from_http(parts.status.as_u16());
+        return Err(status::error_for_status(
+            code,
+            &format!(
+                "HTTP {} with invalid content-type {content_type:?}",
+                parts.status
+            ),
+        ));
+    }
+    let exception = headers::get(&parts.headers, headers::EXCEPTION_CODE)
+        .and_then(|c| c.trim().parse::<i32>().ok())
+        .is_some_and(|c| c != 0);
+    let limit = if payload > 0 {
+        usize::try_from(payload)
+            .unwrap_or(usize::MAX)
+            .saturating_add(frame::PREFIX_LEN)
+    } else {
+        usize::MAX
+    };
+    let collected = Limited::new(body, limit).collect().await.map_err(|e| {
+        if e.is::<http_body_util::LengthLimitError>() {
+            RpcError::serialization(format!("response larger than {payload} bytes (payload)"))
+        } else {
+            RpcError::network(format!("response body failed: {e}"))
+        }
+    })?;
+    let trailers = collected.trailers().cloned();
+    let data = collected.to_bytes();
+    let status_from = trailers
+        .as_ref()
+        .filter(|t| t.contains_key(GRPC_STATUS))
+        .unwrap_or(&parts.headers);
+    let code = match headers::get(status_from, GRPC_STATUS) {
+        Some(s) => Code::from_i32(s.trim().parse().unwrap_or(2)),
+        None => {
+            let code = if parts.status.is_success() {
+                Code::Unknown
+            } else {
+                Code::from_http(parts.status.as_u16())
+            };
+            return Err(status::error_for_status(
+                code,
+                &format!("missing grpc-status (HTTP {})", parts.status),
+            ));
+        }
+    };
+    if code != Code::Ok {
+        let message = status_from
+            .get(GRPC_MESSAGE)
+            .map(|m| status::decode_message(m.as_bytes()))
+            .unwrap_or_default();
+        debug!(status = %code, error = %message, "error response");
+        return Err(status::error_for_status(code, &message));
+    }
+    let message = frame::decode_unary(&data, payload)
+        .map_err(|e| RpcError::serialization(format!("bad response message: {e}")))?;
+    let mut result = TripleResponseWrapper::decode_strict(message)
+        .and_then(|w| w.into_result(exception))
+        .map_err(|e| RpcError::serialization(format!("cannot decode response: {e}")))?;
+    if let Some(t) = &trailers {
+        result
+            .attachments_mut()
+            .extend(headers::attachments_from(t));
+    }
+    Ok(result)
+}

@@ -1,0 +1,238 @@
+//! `TripleProtocol`: the `tri` extension of [`Protocol`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+use rubbo_common::keys;
+use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Protocol, RpcError, Url};
+use tracing::info;
+
+use crate::channel::Channel;
+use crate::config::H2Settings;
+use crate::exporters::{Exported, ExporterMap, exporter_key};
+use crate::invoker::TripleInvoker;
+use crate::server::{Handler, Server};
+
+/// The protocol's name in the protocol table and in URLs.
+pub const TRIPLE: &str = "tri";
+
+/// The Triple protocol: exports services on HTTP/2 servers (several services share
+/// one server per address) and refers providers over one shared, multiplexed HTTP/2
+/// connection per address.
+///
+/// ```no_run
+/// use rubbo_common::{Protocol, Url};
+/// use rubbo_protocol_triple::TripleProtocol;
+///
+/// # async fn f(service: rubbo_common::BoxInvoker) -> Result<(), rubbo_common::RpcError> {
+/// let protocol = TripleProtocol::new();
+/// let exporter = protocol.export(service).await?; // serves service.url()
+/// let invoker = protocol
+///     .refer(Url::parse("tri://127.0.0.1:50051/org.rubbo.interop.InteropService?version=1.0.0").unwrap())
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct TripleProtocol {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    servers: Mutex<HashMap<String, ServerEntry>>,
+    /// The connection of each address and settings, while an invoker uses it.
+    channels: Mutex<HashMap<String, Weak<Channel>>>,
+}
+
+#[derive(Debug, Clone)]
+struct ServerEntry {
+    server: Arc<Server>,
+    exporters: ExporterMap,
+}
+
+impl TripleProtocol {
+    /// A protocol with no servers and no connections yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The addresses of every running server (to learn an ephemeral port).
+    pub fn server_addrs(&self) -> Vec<std::net::SocketAddr> {
+        self.inner
+            .servers
+            .lock()
+            .values()
+            .map(|e| e.server.local_addr())
+            .collect()
+    }
+
+    fn channel_for(&self, url: &Url) -> Arc<Channel> {
+        let addr = url.address();
+        let settings = H2Settings::from_url(url);
+        let connect_timeout = url.param::<keys::ConnectTimeout>();
+        let key = format!("{addr}|{settings:?}|{connect_timeout:?}");
+        let mut channels = self.inner.channels.lock();
+        channels.retain(|_, c| c.strong_count() > 0);
+        if let Some(c) = channels.get(&key).and_then(Weak::upgrade) {
+            return c;
+        }
+        let c = Arc::new(Channel::new(addr, settings, connect_timeout));
+        channels.insert(key, Arc::downgrade(&c));
+        c
+    }
+}
+
+impl Protocol for TripleProtocol {
+    fn default_port(&self) -> u16 {
+        keys::defaults::TRIPLE_PORT
+    }
+
+    fn export(
+        &self,
+        invoker: BoxInvoker,
+    ) -> BoxFuture<'static, Result<Box<dyn Exporter>, RpcError>> {
+        let this = self.clone();
+        Box::pin(async move {
+            let url = invoker.url().clone();
+            let host = url.host().unwrap_or("0.0.0.0").to_owned();
+            let bind = format!("{}:{}", host, url.port());
+            let path = url
+                .path()
+                .or_else(|| url.service_interface())
+                .unwrap_or_default()
+                .to_owned();
+            let key = exporter_key(url.group(), &path, url.version());
+            let existing = this.inner.servers.lock().get(&bind).cloned();
+            let entry = match existing {
+                Some(e) => e,
+                None => {
+                    let exporters = ExporterMap::default();
+                    let handler = Handler {
+                        exporters: exporters.clone(),
+                        payload: url.param::<keys::Payload>(),
+                    };
+                    let addr = if host.contains(':') {
+                        format!("[{host}]:{}", url.port())
+                    } else {
+                        bind.clone()
+                    };
+                    let server = Server::bind(
+                        &addr,
+                        H2Settings::from_url(&url),
+                        handler,
+                        url.param::<keys::ShutdownTimeout>(),
+                    )
+                    .await
+                    .map_err(|e| {
+                        RpcError::network(format!("cannot export on {bind}: {e}")).with_source(e)
+                    })?;
+                    let entry = ServerEntry {
+                        server: Arc::new(server),
+                        exporters,
+                    };
+                    this.inner
+                        .servers
+                        .lock()
+                        .insert(bind.clone(), entry.clone());
+                    entry
+                }
+            };
+            entry.exporters.write().insert(
+                key.clone(),
+                &path,
+                Arc::new(Exported::new(invoker.clone())),
+            );
+            info!(service = %key, addr = %entry.server.local_addr(), "exported on triple");
+            let url = url.with_port(entry.server.local_addr().port());
+            Ok(Box::new(TripleExporter {
+                protocol: this,
+                bind,
+                key,
+                invoker,
+                url,
+            }) as Box<dyn Exporter>)
+        })
+    }
+
+    fn refer(&self, url: Url) -> BoxFuture<'static, Result<BoxInvoker, RpcError>> {
+        let channel = self.channel_for(&url);
+        Box::pin(async move {
+            // Connect now, so a reference to a provider that is not there fails at once.
+            channel.sender().await?;
+            Ok(Arc::new(TripleInvoker::new(url, channel)) as BoxInvoker)
+        })
+    }
+
+    fn abort(&self) {
+        for (_, e) in self.inner.servers.lock().drain() {
+            e.server.abort();
+        }
+        for (_, c) in self.inner.channels.lock().drain() {
+            if let Some(c) = c.upgrade() {
+                c.close();
+            }
+        }
+    }
+
+    fn destroy(&self) -> BoxFuture<'static, ()> {
+        let servers: Vec<ServerEntry> = self.inner.servers.lock().drain().map(|(_, e)| e).collect();
+        let channels: Vec<Weak<Channel>> =
+            self.inner.channels.lock().drain().map(|(_, c)| c).collect();
+        Box::pin(async move {
+            for c in channels.iter().filter_map(Weak::upgrade) {
+                c.close();
+            }
+            for e in servers {
+                e.server.shutdown().await;
+            }
+        })
+    }
+}
+
+/// The handle of one exported service; unexporting the last service of a server
+/// shuts the server down gracefully.
+#[derive(Debug)]
+struct TripleExporter {
+    protocol: TripleProtocol,
+    bind: String,
+    key: String,
+    invoker: BoxInvoker,
+    url: Url,
+}
+
+impl Exporter for TripleExporter {
+    fn invoker(&self) -> &BoxInvoker {
+        &self.invoker
+    }
+
+    fn url(&self) -> Url {
+        self.url.clone()
+    }
+
+    fn unexport(&self) -> BoxFuture<'static, ()> {
+        let protocol = self.protocol.clone();
+        let bind = self.bind.clone();
+        let key = self.key.clone();
+        Box::pin(async move {
+            let shut = {
+                let mut servers = protocol.inner.servers.lock();
+                let Some(entry) = servers.get(&bind).cloned() else {
+                    return;
+                };
+                let mut map = entry.exporters.write();
+                map.remove(&key);
+                if map.is_empty() {
+                    servers.remove(&bind);
+                    Some(entry.server.clone())
+                } else {
+                    None
+                }
+            };
+            info!(service = %key, "unexported from triple");
+            if let Some(server) = shut {
+                server.shutdown().await;
+            }
+        })
+    }
+}

@@ -1,0 +1,446 @@
+//! The provider side: one HTTP/2 server per bind address, routing each
+//! `POST /{service}/{method}` to its exported service in wrapper mode.
+//!
+//! HTTP/2 with prior knowledge only, for now: an HTTP/1.1 request (h2c upgrade, or
+//! Triple's JSON form) gets a plain-text refusal saying so, and bytes that are
+//! neither get HTTP/1's `400` and a closed connection.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Version};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use parking_lot::Mutex;
+use prost::Message;
+use rubbo_common::{Invocation, Outcome, Peer, RpcError, RpcResult, keys};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+use tracing::{Instrument, debug, info, warn};
+
+use crate::body::UnaryBody;
+use crate::config::H2Settings;
+use crate::error::TripleError;
+use crate::exporters::{ExporterMap, exporter_key};
+use crate::frame;
+use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_STATUS};
+use crate::status::{self, Code};
+use crate::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
+
+/// What one server needs to answer requests.
+#[derive(Debug, Clone)]
+pub(crate) struct Handler {
+    pub(crate) exporters: ExporterMap,
+    /// The largest request message, in bytes (`payload`; 0 or less: none).
+    pub(crate) payload: i64,
+}
+
+/// A running server: its accept loop owns every connection task.
+#[derive(Debug)]
+pub(crate) struct Server {
+    local: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Server {
+    /// Binds `addr` and starts serving.
+    pub(crate) async fn bind(
+        addr: &str,
+        settings: H2Settings,
+        handler: Handler,
+        grace: Duration,
+    ) -> std::io::Result<Server> {
+        let listener = TcpListener::bind(addr).await?;
+        let local = listener.local_addr()?;
+        let (stop, stopped) = watch::channel(false);
+        let span = tracing::debug_span!("triple.server", addr = %local);
+        let task =
+            tokio::spawn(accept_loop(listener, settings, handler, stopped, grace).instrument(span));
+        info!(addr = %local, "triple server listening");
+        Ok(Server {
+            local,
+            stop,
+            task: Mutex::new(Some(task)),
+        })
+    }
+
+    /// The bound address.
+    pub(crate) fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Stops accepting, lets every connection finish its calls (GOAWAY), within the
+    /// grace period.
+    pub(crate) async fn shutdown(&self) {
+        let _ = self.stop.send(true);
+        let task = self.task.lock().take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+
+    /// Drops the listener and every connection at once.
+    pub(crate) fn abort(&self) {
+        if let Some(task) = self.task.lock().take() {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.abort();
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    settings: H2Settings,
+    handler: Handler,
+    mut stopped: watch::Receiver<bool>,
+    grace: Duration,
+) {
+    let local = listener.local_addr().ok();
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, remote)) => {
+                    let Some(local) = local else { continue };
+                    let span = tracing::debug_span!("triple.conn", peer = %remote);
+                    let conn = serve_conn(
+                        stream,
+                        Peer { remote, local },
+                        settings,
+                        handler.clone(),
+                        stopped.clone(),
+                    );
+                    conns.spawn(conn.instrument(span));
+                }
+                Err(e) => {
+                    warn!(error = %e, "accept failed");
+                    // Out of file descriptors and the like: give the system a moment.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            },
+            _ = stopped.changed() => break,
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+    drop(listener);
+    let drained =
+        tokio::time::timeout(grace, async { while conns.join_next().await.is_some() {} }).await;
+    if drained.is_err() {
+        warn!(
+            connections = conns.len(),
+            "grace period over, closing connections"
+        );
+    }
+}
+
+async fn serve_conn(
+    stream: TcpStream,
+    peer: Peer,
+    settings: H2Settings,
+    handler: Handler,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let _ = stream.set_nodelay(true);
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new());
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .initial_stream_window_size(settings.initial_window)
+        .initial_connection_window_size(settings.initial_window)
+        .max_frame_size(settings.max_frame)
+        .max_header_list_size(settings.max_header_list)
+        .max_concurrent_streams(settings.max_concurrent_streams);
+    let service = service_fn(move |req| {
+        let handler = handler.clone();
+        async move { Ok::<_, Infallible>(handler.handle(req, peer).await) }
+    });
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    let result = tokio::select! {
+        r = conn.as_mut() => r,
+        _ = stopped.changed() => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    match result {
+        Ok(()) => debug!("connection closed"),
+        Err(e) => debug!(error = %e, "connection ended with an error"),
+    }
+}
+
+/// A refusal before the call reached a service: trailers-only, `grpc-status` and
+/// `grpc-message` in the one HEADERS frame.
+fn refuse(http: StatusCode, code: Code, message: &str) -> Response<UnaryBody> {
+    let mut r = Response::new(UnaryBody::empty());
+    *r.status_mut() = http;
+    let h = r.headers_mut();
+    h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
+    put_status(h, code, message);
+    r
+}
+
+fn put_status(h: &mut HeaderMap, code: Code, message: &str) {
+    h.insert(GRPC_STATUS, HeaderValue::from(code.as_i32()));
+    if !message.is_empty() {
+        if let Ok(v) = HeaderValue::from_str(&status::encode_message(message)) {
+            h.insert(GRPC_MESSAGE, v);
+        }
+    }
+}
+
+/// What an HTTP/1.1 client gets: plain text saying what this port speaks.
+fn http1_refusal(req: &Request<Incoming>) -> Response<UnaryBody> {
+    let upgrade = req
+        .headers()
+        .get(http::header::UPGRADE)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"h2c"));
+    let what = if upgrade {
+        "HTTP/1.1 upgrade to h2c is not supported yet"
+    } else {
+        "HTTP/1.x (Triple's JSON form) is not supported yet"
+    };
+    warn!(method = %req.method(), path = %req.uri().path(), "{what}");
+    let text =
+        format!("{what}: this Triple port speaks gRPC over HTTP/2 with prior knowledge only\n");
+    let mut r = Response::new(UnaryBody::new(Some(Bytes::from(text)), None));
+    *r.status_mut() = StatusCode::HTTP_VERSION_NOT_SUPPORTED;
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// The status of a request message that could not be read.
+fn code_for_decode(e: &TripleError) -> Code {
+    match e {
+        TripleError::TooLarge { .. } => Code::ResourceExhausted,
+        TripleError::Compressed => Code::Unimplemented,
+        _ => Code::Internal,
+    }
+}
+
+impl Handler {
+    async fn handle(&self, req: Request<Incoming>, peer: Peer) -> Response<UnaryBody> {
+        let received = Instant::now();
+        if req.version() != Version::HTTP_2 {
+            return http1_refusal(&req);
+        }
+        let path = req.uri().path().to_owned();
+        let content_type = headers::get(req.headers(), "content-type").unwrap_or("");
+        if !content_type.starts_with(GRPC) {
+            warn!(path, content_type, "not a gRPC request");
+            return refuse(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                Code::Unimplemented,
+                &format!(
+                    "content-type {content_type:?} is not supported: only application/grpc \
+                     (wrapper mode) is served for now"
+                ),
+            );
+        }
+        if req.method() != Method::POST {
+            return refuse(
+                StatusCode::METHOD_NOT_ALLOWED,
+                Code::Unimplemented,
+                "gRPC requests are POST",
+            );
+        }
+        if let Some(enc) = headers::get(req.headers(), headers::GRPC_ENCODING) {
+            if enc != "identity" {
+                warn!(path, encoding = enc, "unsupported grpc-encoding");
+                return refuse(
+                    StatusCode::OK,
+                    Code::Unimplemented,
+                    &format!("grpc-encoding '{enc}' is not supported (identity only)"),
+                );
+            }
+        }
+        let deadline = headers::get(req.headers(), headers::GRPC_TIMEOUT)
+            .and_then(status::parse_timeout)
+            .or_else(|| {
+                headers::get(req.headers(), headers::SERVICE_TIMEOUT)
+                    .and_then(|ms| ms.trim().parse::<u64>().ok())
+                    .map(Duration::from_millis)
+            })
+            .map(|t| received + t);
+        let call = self.call(req, &path, peer, deadline);
+        let response = match deadline {
+            Some(d) => match tokio::time::timeout_at(d.into(), call).await {
+                Ok(r) => r,
+                Err(_) => {
+                    warn!(path, "deadline exceeded, call cancelled");
+                    Err((
+                        Code::DeadlineExceeded,
+                        format!(
+                            "deadline exceeded after {} ms",
+                            received.elapsed().as_millis()
+                        ),
+                    ))
+                }
+            },
+            None => call.await,
+        };
+        response.unwrap_or_else(|(code, message)| refuse(StatusCode::OK, code, &message))
+    }
+
+    /// Reads, routes and runs one call, then writes its response.
+    async fn call(
+        &self,
+        req: Request<Incoming>,
+        path: &str,
+        peer: Peer,
+        deadline: Option<Instant>,
+    ) -> Result<Response<UnaryBody>, (Code, String)> {
+        let (service_path, method) = match path.trim_start_matches('/').rsplit_once('/') {
+            Some((s, m)) if !s.is_empty() && !m.is_empty() => (s, m),
+            _ => {
+                warn!(path, "bad path");
+                return Ok(refuse(
+                    StatusCode::NOT_FOUND,
+                    Code::Unimplemented,
+                    &format!("Invoker for gRPC not found: bad path {path}"),
+                ));
+            }
+        };
+        let group = headers::get(req.headers(), headers::SERVICE_GROUP);
+        let version = headers::get(req.headers(), headers::SERVICE_VERSION);
+        let exported = {
+            let map = self.exporters.read();
+            match map.find(service_path, group, version) {
+                Some(e) => e.clone(),
+                None => {
+                    let key = exporter_key(group, service_path, version);
+                    let known: Vec<&str> = map.keys().collect();
+                    warn!(service = %key, method, "unknown service");
+                    return Ok(refuse(
+                        StatusCode::NOT_FOUND,
+                        Code::Unimplemented,
+                        &format!(
+                            "Invoker for gRPC not found: {key} (method {method}) in [{}]",
+                            known.join(", ")
+                        ),
+                    ));
+                }
+            }
+        };
+        let mut attachments = headers::attachments_from(req.headers());
+        let app = headers::get(req.headers(), headers::CONSUMER_APP_NAME).map(str::to_owned);
+        let limit = if self.payload > 0 {
+            usize::try_from(self.payload)
+                .unwrap_or(usize::MAX)
+                .saturating_add(frame::PREFIX_LEN)
+        } else {
+            usize::MAX
+        };
+        let body = match Limited::new(req.into_body(), limit).collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                warn!(peer = %peer.remote, method, limit, "request too large");
+                return Err((
+                    Code::ResourceExhausted,
+                    format!(
+                        "request message larger than {} bytes (payload)",
+                        self.payload
+                    ),
+                ));
+            }
+            Err(e) => {
+                debug!(peer = %peer.remote, error = %e, "request body failed");
+                return Err((Code::Cancelled, format!("request body failed: {e}")));
+            }
+        };
+        let message = frame::decode_unary(&body, self.payload).map_err(|e| {
+            warn!(peer = %peer.remote, method, error = %e, "bad request message");
+            (code_for_decode(&e), e.to_string())
+        })?;
+        let wrapper = TripleRequestWrapper::decode_strict(message).map_err(|e| {
+            warn!(peer = %peer.remote, method, error = %e, "bad request wrapper");
+            (code_for_decode(&e), e.to_string())
+        })?;
+        let arguments = wrapper.arguments().map_err(|e| {
+            warn!(peer = %peer.remote, method, error = %e, "undecodable arguments");
+            (Code::Internal, format!("cannot decode the arguments: {e}"))
+        })?;
+        let mut inv = Invocation::new(exported.interface.clone(), method)
+            .with_parameter_types(wrapper.descriptor())
+            .with_arguments(arguments);
+        if let Some(v) = &exported.version {
+            inv = inv.with_version(v.clone());
+        }
+        if let Some(g) = &exported.group {
+            inv = inv.with_group(g.clone());
+        }
+        if let Some(app) = app {
+            attachments.insert(keys::REMOTE_APPLICATION_KEY.to_owned(), app.into());
+        }
+        *inv.attachments_mut() = attachments;
+        inv.set_peer(peer);
+        if let Some(d) = deadline {
+            inv.set_deadline(d);
+        }
+        debug!(service = %exported.interface, method, peer = %peer.remote, "invoke");
+        let result = exported.invoker.invoke(inv).await;
+        Ok(respond(result, &wrapper.serialize_type, method))
+    }
+}
+
+/// The response of a call that reached the service: the outcome in the body (also a
+/// business exception, flagged by `tri-exception-code`), `grpc-status` 0 in the
+/// trailers; or an error status.
+fn respond(
+    result: Result<RpcResult, RpcError>,
+    serialize_type: &str,
+    method: &str,
+) -> Response<UnaryBody> {
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            debug!(method, error = %e, "call failed");
+            return refuse(StatusCode::OK, status::code_for_error(&e), e.message());
+        }
+    };
+    let (outcome, attachments) = result.into_parts();
+    let wrapped = TripleResponseWrapper::for_outcome(&outcome, serialize_type)
+        .map_err(|e| e.to_string())
+        .and_then(|w| frame::encode(&w.encode_to_vec()).map_err(|e| e.to_string()));
+    let data = match wrapped {
+        Ok(d) => d,
+        Err(e) => {
+            warn!(method, error = %e, "cannot encode the response");
+            return refuse(
+                StatusCode::OK,
+                Code::Internal,
+                &format!("cannot encode the response: {e}"),
+            );
+        }
+    };
+    let mut trailers = HeaderMap::new();
+    headers::put_attachments(&mut trailers, &attachments);
+    put_status(&mut trailers, Code::Ok, "");
+    let mut r = Response::new(UnaryBody::new(Some(data), Some(trailers)));
+    let h = r.headers_mut();
+    h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
+    if let Outcome::Exception(e) = &outcome {
+        debug!(method, exception = %e, "business exception");
+        h.insert(
+            headers::EXCEPTION_CODE,
+            HeaderValue::from_static(status::BIZ_EXCEPTION_CODE),
+        );
+    }
+    r
+}
