@@ -71,7 +71,12 @@ fn config(args: &Args, explicit: impl Fn(&str) -> bool) -> Result<Config> {
     }
     // The port and host defaults only where no protocol is configured, so that a
     // file's `dubbo.protocols.<id>` is not joined by a default `dubbo.protocol`.
-    let configured = loader.clone().load()?;
+    // (A trial load: silent, so that an unknown key is warned about once.)
+    let trial = loader.clone();
+    let configured =
+        tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || {
+            trial.load()
+        })?;
     let explicit_addr = explicit("port") || explicit("host");
     if configured.protocols().is_empty() || explicit_addr {
         loader = flag(loader, "port", "dubbo.protocol.port", args.port.to_string());
