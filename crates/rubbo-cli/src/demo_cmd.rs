@@ -30,6 +30,8 @@ pub(crate) struct DemoArgs {
     pub(crate) concurrency: usize,
     pub(crate) loadbalance: Option<String>,
     pub(crate) cluster: Option<String>,
+    /// The consumer's call timeout in ms (`dubbo.consumer.timeout`, default 2000).
+    pub(crate) timeout_ms: String,
     pub(crate) kill_one: bool,
 }
 
@@ -70,7 +72,7 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
         .application("demo-consumer")
         .registry(registry)
         .registry_factories(factories.clone())
-        .param(keys::TIMEOUT_KEY, "2000");
+        .param(keys::TIMEOUT_KEY, args.timeout_ms.as_str());
     if let Some(lb) = &args.loadbalance {
         consumer = consumer.param(keys::LOADBALANCE_KEY, lb.as_str());
     }

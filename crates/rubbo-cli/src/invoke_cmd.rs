@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use rubbo::GenericClient;
+use rubbo::config::Config;
 use rubbo_common::keys::{self, GENERIC_KEY, Param, TIMEOUT_KEY, Timeout};
 use rubbo_common::{Payload, Protocol, Url, Value};
 use rubbo_hessian2::{json_to_value, value_to_json};
@@ -25,6 +26,7 @@ pub(crate) fn run(
     method: &str,
     args: &[String],
     types: Option<&str>,
+    config: &Config,
 ) -> Result<ExitCode> {
     let url = Url::parse(url).with_context(|| format!("malformed URL \"{url}\""))?;
     if url.protocol() != Some(DUBBO) {
@@ -33,8 +35,18 @@ pub(crate) fn run(
             url.protocol()
         );
     }
-    url.service_interface()
-        .context("the URL names no interface (dubbo://host:port/<interface>)")?;
+    let interface = url
+        .service_interface()
+        .context("the URL names no interface (dubbo://host:port/<interface>)")?
+        .to_owned();
+    // The URL's own parameters win over the configuration's (--set, env, --config).
+    let mut url = url.with_params_if_absent(
+        config
+            .reference(&interface)
+            .map(|r| r.url_params())
+            .unwrap_or_default(),
+    );
+    url = url.with_params_if_absent(&config.consumer().params);
     let json_args: Vec<Json> = args
         .iter()
         .enumerate()

@@ -1,9 +1,11 @@
 //! `rubbo`: the Rubbo command line.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod config_args;
 mod decode_cmd;
 mod demo_cmd;
 mod demo_service;
@@ -17,6 +19,14 @@ mod url_cmd;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// A configuration file in Java's property tree (`.yml`/`.yaml` with a `dubbo:`
+    /// root, or `.properties`); repeatable, later files winning.
+    #[arg(long = "config", global = true, value_name = "FILE")]
+    config: Vec<PathBuf>,
+    /// A Java property (`--set dubbo.consumer.timeout=500`); repeatable. Beats the
+    /// environment and the files; a command's explicit flag beats it.
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    set: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -115,13 +125,25 @@ fn main() -> ExitCode {
             loadbalance,
             cluster,
             kill_one,
-        } => demo_cmd::run(&demo_cmd::DemoArgs {
-            providers,
-            calls,
-            concurrency,
-            loadbalance,
-            cluster,
-            kill_one,
+        } => config_args::loader(&cli.config, &cli.set).and_then(|loader| {
+            let mut loader = loader.default_value("dubbo.consumer.timeout", "2000");
+            if let Some(lb) = &loadbalance {
+                loader = loader.code("dubbo.consumer.loadbalance", lb.as_str());
+            }
+            if let Some(c) = &cluster {
+                loader = loader.code("dubbo.consumer.cluster", c.as_str());
+            }
+            let config = loader.load()?;
+            let consumer = &config.consumer().params;
+            demo_cmd::run(&demo_cmd::DemoArgs {
+                providers,
+                calls,
+                concurrency,
+                loadbalance: consumer.get("loadbalance").cloned(),
+                cluster: consumer.get("cluster").cloned(),
+                timeout_ms: consumer.get("timeout").cloned().unwrap_or_default(),
+                kill_one,
+            })
         }),
         Command::Decode { format } => match format {
             DecodeFormat::Hessian2 { file, hex } => {
@@ -138,7 +160,9 @@ fn main() -> ExitCode {
             method,
             args,
             types,
-        } => invoke_cmd::run(&url, &method, &args, types.as_deref()),
+        } => config_args::loader(&cli.config, &cli.set)
+            .and_then(|l| Ok(l.load()?))
+            .and_then(|config| invoke_cmd::run(&url, &method, &args, types.as_deref(), &config)),
     };
     match result {
         Ok(code) => code,

@@ -47,6 +47,8 @@ use tracing::info;
 use crate::codegen::{Dispatch, ServerInvoker, ServiceDescriptor};
 use crate::registry_protocol::{RegistryProtocol, config_err};
 
+mod config;
+
 /// The registry factories built in: `memory`, `dubbo` (the dev registry, see
 /// [`crate::dev_registry`]), and `zookeeper` with the feature.
 pub fn registry_factories() -> ExtensionTable<dyn RegistryFactory> {
@@ -90,6 +92,8 @@ pub struct RubboBuilder {
     registry_factories: Option<Arc<ExtensionTable<dyn RegistryFactory>>>,
     protocols: Vec<(String, Arc<dyn Protocol>)>,
     filters: Vec<(String, Arc<dyn Filter>)>,
+    /// URL parameters by scope, from [`config`](Self::config).
+    scoped: config::ScopedParams,
 }
 
 impl RubboBuilder {
@@ -248,6 +252,7 @@ impl RubboBuilder {
                 host: self.host,
                 exports,
                 params: self.params,
+                scoped: self.scoped,
                 raw_protocols: raw,
                 protocols,
                 filters,
@@ -274,6 +279,8 @@ struct Inner {
     /// The protocols services are exported on, with their ports.
     exports: Vec<(String, u16)>,
     params: Vec<(String, String)>,
+    /// URL parameters by scope, from the configuration.
+    scoped: config::ScopedParams,
     /// The protocols as registered, to stop them.
     raw_protocols: ExtensionTable<dyn Protocol>,
     /// The protocols with their filter chains, to export and refer with.
@@ -306,6 +313,7 @@ impl Rubbo {
             registry_factories: None,
             protocols: Vec::new(),
             filters: Vec::new(),
+            scoped: config::ScopedParams::default(),
         }
     }
 
@@ -355,7 +363,9 @@ impl Rubbo {
             (keys::TIMESTAMP_KEY, &now_ms()),
             (keys::RUBBO_VERSION_KEY, env!("CARGO_PKG_VERSION")),
         ])
-        .with_params(i.params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        .with_params(i.scoped.provider())
+        .with_params(i.params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .with_params(i.scoped.service(service.interface));
         if !service.version.is_empty() {
             url = url.with_param(keys::VERSION_KEY, service.version);
         }
@@ -486,7 +496,12 @@ impl Rubbo {
         if !target.group.is_empty() {
             p.push((keys::GROUP_KEY.into(), target.group.into()));
         }
-        p.extend(i.params.iter().cloned());
+        config::set_params(&mut p, i.scoped.consumer());
+        config::set_params(
+            &mut p,
+            i.params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+        config::set_params(&mut p, i.scoped.reference(target.interface));
         p
     }
 

@@ -67,6 +67,9 @@ pub use rubbo_common::{
     Arguments, Attachments, BizException, BoxInvoker, ErrorKind, Exporter, Filter, Invocation,
     InvokeFuture, Invoker, Payload, Protocol, RpcError, RpcResult, Url, Value, filter_fn,
 };
+/// Java's externalized configuration (the `dubbo.` property tree); see
+/// [`RubboBuilder::config`].
+pub use rubbo_config as config;
 pub use rubbo_filter::builtin_filters;
 pub use rubbo_hessian2::{BigDecimal, BigInteger, Date};
 pub use rubbo_protocol_dubbo::DubboProtocol;

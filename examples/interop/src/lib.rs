@@ -13,4 +13,4 @@ pub use contract::{
     Address, Gender, InteropService, InteropServiceClient, InteropServiceServer, User,
     contract_user,
 };
-pub use provider::{InteropProvider, ProviderHandle, serve, serve_on};
+pub use provider::{InteropProvider, ProviderHandle, serve, serve_config, serve_on};

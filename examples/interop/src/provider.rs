@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rubbo::config::Config;
 use rubbo::{RpcError, Rubbo, Url, context};
 
 use crate::contract::{InteropService, InteropServiceServer, User, contract_user};
@@ -137,5 +138,22 @@ pub async fn serve_on(
         .parse()
         .map_err(|e| RpcError::network(format!("bad address {host}:{}: {e}", url.port())))?;
     provider.set_identity(application, host, addr.port());
+    Ok(ProviderHandle { rubbo, addr, url })
+}
+
+/// Serves the contract as `config` says (Java's property tree: application name,
+/// registries, protocol host and port, provider and service parameters; see
+/// `RubboBuilder::config`). The host defaults to 127.0.0.1.
+pub async fn serve_config(config: &Config) -> Result<ProviderHandle, RpcError> {
+    let rubbo = Rubbo::from_config(config)?;
+    let provider = InteropProvider::default();
+    let url = rubbo
+        .export(InteropServiceServer::new(Arc::new(provider.clone())))
+        .await?;
+    let host = url.host().unwrap_or("127.0.0.1").to_owned();
+    let addr: std::net::SocketAddr = format!("{host}:{}", url.port())
+        .parse()
+        .map_err(|e| RpcError::network(format!("bad address {host}:{}: {e}", url.port())))?;
+    provider.set_identity(rubbo.application(), &host, addr.port());
     Ok(ProviderHandle { rubbo, addr, url })
 }

@@ -3,20 +3,31 @@
 //!
 //! Run with: `cargo run -p interop --bin interop-consumer -- --url dubbo://127.0.0.1:20880`
 //! (or `--registry zookeeper://127.0.0.1:2181`)
+//!
+//! `--config FILE` (YAML or `.properties`, Java's `dubbo.` keys) and
+//! `--set KEY=VALUE` configure it too; the flags are `dubbo.registry.address`
+//! (`--registry`), `dubbo.consumer.timeout` (`--timeout`) and
+//! `dubbo.application.name` (`interop-consumer`). An explicit flag beats `--set`,
+//! which beats the environment, which beats the files, which beat the flags'
+//! defaults. Without `--url`, a registry must be configured somewhere.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use interop::{InteropService, InteropServiceClient};
+use rubbo::config::Config;
 use rubbo::{Rubbo, Url};
 
 /// Calls org.rubbo.interop.InteropService:1.0.0 with the contract's checks.
 #[derive(Debug, Parser)]
 struct Args {
-    /// The provider, e.g. dubbo://127.0.0.1:20880 or tri://127.0.0.1:50051 (direct mode).
-    #[arg(long, required_unless_present = "registry")]
+    /// The provider, e.g. dubbo://127.0.0.1:20880 or tri://127.0.0.1:50051 (direct mode); required unless a
+    /// registry is given (`--registry`, or `dubbo.registry.address` configured).
+    #[arg(long)]
     url: Option<String>,
     /// A registry to find providers in (e.g. zookeeper://127.0.0.1:2181).
     #[arg(long)]
@@ -30,6 +41,39 @@ struct Args {
     /// Bound on the whole run in ms.
     #[arg(long, default_value_t = 180_000)]
     deadline: u64,
+    /// A configuration file (Java's `dubbo.` keys, .yml/.yaml or .properties); repeatable.
+    #[arg(long = "config", value_name = "FILE")]
+    config: Vec<PathBuf>,
+    /// A Java property, e.g. `--set dubbo.consumer.timeout=5000`; repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+/// The configuration: files, environment, `--set`, then the flags (explicit ones as
+/// code, the others as defaults).
+fn config(args: &Args, explicit: impl Fn(&str) -> bool) -> Result<Config> {
+    let mut loader = Config::loader();
+    for f in &args.config {
+        loader = loader
+            .file(f)
+            .with_context(|| format!("--config {}", f.display()))?;
+    }
+    for s in &args.set {
+        loader = loader.set_arg(s)?;
+    }
+    let mut loader = loader
+        .process_env()
+        .default_value("dubbo.application.name", "interop-consumer");
+    let timeout = args.timeout.to_string();
+    loader = if explicit("timeout") {
+        loader.code("dubbo.consumer.timeout", timeout)
+    } else {
+        loader.default_value("dubbo.consumer.timeout", timeout)
+    };
+    if let Some(r) = &args.registry {
+        loader = loader.code("dubbo.registry.address", r.as_str());
+    }
+    Ok(loader.load()?)
 }
 
 #[tokio::main]
@@ -40,19 +84,36 @@ async fn main() -> Result<ExitCode> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let args = Args::parse();
-    let mut builder = Rubbo::builder()
-        .application("interop-consumer")
-        .param("timeout", args.timeout.to_string())
-        .param("check.timeout", "20000");
-    if let Some(r) = &args.registry {
-        builder = builder.registry(r.as_str());
+    let matches = Args::command().get_matches();
+    let args = Args::from_arg_matches(&matches)?;
+    let config = config(&args, |id| {
+        matches.value_source(id) == Some(ValueSource::CommandLine)
+    })?;
+    if args.url.is_none() && config.registries().iter().all(|r| r.urls().is_empty()) {
+        Args::command()
+            .bin_name("interop-consumer")
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "--url is required unless a registry is given (--registry, or dubbo.registry.address)",
+            )
+            .exit();
     }
-    let rubbo = builder.build().context("bad configuration")?;
+    let timeout = config
+        .consumer()
+        .params
+        .get("timeout")
+        .and_then(|t| t.parse::<u64>().ok())
+        .unwrap_or(args.timeout);
+    let rubbo = Rubbo::builder()
+        .config(&config)
+        .param("timeout", timeout.to_string())
+        .param("check.timeout", "20000")
+        .build()
+        .context("bad configuration")?;
     let triple = args.url.as_deref().is_some_and(|u| u.starts_with("tri://"));
     let run = async {
-        let invoker = match (&args.url, &args.registry) {
-            (Some(url), _) => {
+        let invoker = match &args.url {
+            Some(url) => {
                 let base = match Url::parse(url) {
                     Ok(u) if matches!(u.protocol(), Some("dubbo" | "tri")) => u,
                     _ => {
@@ -76,7 +137,7 @@ async fn main() -> Result<ExitCode> {
                     )
                     .await
             }
-            (None, _) => rubbo.refer(&InteropServiceClient::SERVICE).await,
+            None => rubbo.refer(&InteropServiceClient::SERVICE).await,
         };
         let invoker = match invoker {
             Ok(i) => i,
@@ -90,8 +151,7 @@ async fn main() -> Result<ExitCode> {
         };
         let client = InteropServiceClient::new(invoker);
         let mut report =
-            interop::checks::run_all_over(&client, Duration::from_millis(args.timeout), triple)
-                .await;
+            interop::checks::run_all_over(&client, Duration::from_millis(timeout), triple).await;
         if let Some(want) = &args.expect_whoami {
             report.record(
                 "whoami.expected",

@@ -1,0 +1,140 @@
+//! `RubboBuilder::config`: the externalized configuration ([`rubbo_config::Config`])
+//! applied to the builder.
+
+use std::collections::HashMap;
+
+use rubbo_common::{RpcError, keys};
+use rubbo_config::Config;
+
+use super::{Rubbo, RubboBuilder};
+
+/// URL parameters by scope, from the configuration: provider and consumer defaults,
+/// and per interface the service's or reference's own (with `{method}.{key}`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct ScopedParams {
+    provider: Vec<(String, String)>,
+    consumer: Vec<(String, String)>,
+    services: HashMap<String, Vec<(String, String)>>,
+    references: HashMap<String, Vec<(String, String)>>,
+}
+
+fn pairs(p: &[(String, String)]) -> impl Iterator<Item = (&str, &str)> {
+    p.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+}
+
+impl ScopedParams {
+    /// `dubbo.provider.*` parameters.
+    pub(super) fn provider(&self) -> impl Iterator<Item = (&str, &str)> {
+        pairs(&self.provider)
+    }
+
+    /// `dubbo.consumer.*` parameters.
+    pub(super) fn consumer(&self) -> impl Iterator<Item = (&str, &str)> {
+        pairs(&self.consumer)
+    }
+
+    /// `dubbo.services.<interface>.*` parameters.
+    pub(super) fn service(&self, interface: &str) -> impl Iterator<Item = (&str, &str)> {
+        pairs(self.services.get(interface).map_or(&[][..], Vec::as_slice))
+    }
+
+    /// `dubbo.references.<interface>.*` parameters.
+    pub(super) fn reference(&self, interface: &str) -> impl Iterator<Item = (&str, &str)> {
+        pairs(
+            self.references
+                .get(interface)
+                .map_or(&[][..], Vec::as_slice),
+        )
+    }
+}
+
+/// Sets each pair in `p`, replacing a value the key already has.
+pub(super) fn set_params<'a>(
+    p: &mut Vec<(String, String)>,
+    extra: impl IntoIterator<Item = (&'a str, &'a str)>,
+) {
+    for (k, v) in extra {
+        match p.iter_mut().find(|(old, _)| old == k) {
+            Some(slot) => slot.1 = v.to_owned(),
+            None => p.push((k.to_owned(), v.to_owned())),
+        }
+    }
+}
+
+impl RubboBuilder {
+    /// Applies an externalized configuration (Java's property tree, see
+    /// [`rubbo_config`]): the application name, every registry
+    /// (`dubbo.registry`, `dubbo.registries.<id>`), every protocol with its port
+    /// (as [`protocol`](Self::protocol); a protocol without a port gets the builder's
+    /// [`port`](Self::port) for `dubbo` and 50051 for `tri`), the host
+    /// (`dubbo.protocol.host`, else `dubbo.provider.host`), and as URL parameters the
+    /// provider defaults (on every exported service), the consumer defaults (on every
+    /// reference), and each `dubbo.services.<interface>` /
+    /// `dubbo.references.<interface>` with its methods (`{method}.timeout`...).
+    ///
+    /// Parameter precedence on a URL, weakest first: Rubbo's own, the provider or
+    /// consumer defaults, [`param`](Self::param), the service's or reference's
+    /// configuration. Builder calls after this one are code and win: they replace
+    /// the application name, host and port, and add registries and protocols.
+    ///
+    /// ```
+    /// use rubbo::Rubbo;
+    /// use rubbo::config::Config;
+    ///
+    /// let config = Config::loader()
+    ///     .yaml("application.yml", "dubbo:\n  application:\n    name: greeter\n  protocol:\n    port: 0\n")?
+    ///     .load()?;
+    /// let app = Rubbo::builder().config(&config).build()?;
+    /// assert_eq!(app.application(), "greeter");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn config(mut self, config: &Config) -> Self {
+        if let Some(name) = &config.application().name {
+            self.application = name.clone();
+        }
+        for r in config.registries() {
+            for url in r.urls() {
+                self = self.registry(url);
+            }
+        }
+        let mut host = config.provider().host.clone();
+        for p in config.protocols() {
+            let port = p.port.unwrap_or(match p.name.as_str() {
+                "tri" => keys::defaults::TRIPLE_PORT,
+                _ => self.port,
+            });
+            self.exports.push((p.name.clone(), port));
+            if p.host.is_some() {
+                host = p.host.clone();
+            }
+        }
+        if let Some(h) = host {
+            self.host = h;
+        }
+        let list = |m: &std::collections::BTreeMap<String, String>| {
+            m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        };
+        self.scoped = ScopedParams {
+            provider: list(&config.provider().params),
+            consumer: list(&config.consumer().params),
+            services: config
+                .services()
+                .iter()
+                .map(|s| (s.interface.clone(), s.url_params()))
+                .collect(),
+            references: config
+                .references()
+                .iter()
+                .map(|s| (s.interface.clone(), s.url_params()))
+                .collect(),
+        };
+        self
+    }
+}
+
+impl Rubbo {
+    /// `Rubbo::builder().config(config).build()`.
+    pub fn from_config(config: &Config) -> Result<Rubbo, RpcError> {
+        Rubbo::builder().config(config).build()
+    }
+}
