@@ -119,8 +119,10 @@ pub struct Invocation {
     attachments: Attachments,
     target: Option<Url>,
     deadline: Option<Instant>,
-    /// Provider side: the consumer's address and the local address it called.
-    peer: Option<Peer>,
+    /// Provider side: the consumer's address and the local address it called, shared
+    /// by every call of one connection (kept out of line: an invocation is moved
+    /// through every filter, so its size is paid at each).
+    peer: Option<Arc<Peer>>,
 }
 
 /// The two ends of the connection a provider received a call on.
@@ -268,11 +270,12 @@ impl Invocation {
 
     /// Provider side: the connection the call came in on, as the protocol set it.
     pub fn peer(&self) -> Option<Peer> {
-        self.peer
+        self.peer.as_deref().copied()
     }
 
-    /// Records the connection the call came in on (protocols do, on the provider side).
-    pub fn set_peer(&mut self, peer: Peer) {
-        self.peer = Some(peer);
+    /// Records the connection the call came in on (protocols do, on the provider side,
+    /// with one shared value per connection).
+    pub fn set_peer(&mut self, peer: impl Into<Arc<Peer>>) {
+        self.peer = Some(peer.into());
     }
 }

@@ -127,12 +127,16 @@ pub(crate) struct DubboHandler {
 impl Handler for DubboHandler {
     fn handle(&self, req: Request, conn: &ConnectionInfo) -> BoxFuture<'static, Option<Response>> {
         let (id, serialization, two_way) = (req.id, req.serialization, req.two_way);
-        let conn = *conn;
+        let endpoints = &conn.endpoints;
+        let conn = Link {
+            peer: conn.peer,
+            local: conn.local,
+        };
         let payload = self.payload;
         // Decoding, routing and building the invocation happen here, before the future
         // exists: it keeps only what crosses the service's await, so it stays small
         // (its size decides how costly its allocation and every move of it are).
-        let answer = match self.start(req, conn) {
+        let answer = match self.start(req, conn, endpoints) {
             Ok(call) => {
                 return async move {
                     let result = call.call.await;
@@ -152,6 +156,13 @@ impl Handler for DubboHandler {
 
 type Failure = (Status, String);
 
+/// The two addresses of the connection a request came on (copied into the call).
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    peer: SocketAddr,
+    local: SocketAddr,
+}
+
 /// How to answer one request.
 #[derive(Debug, Clone, Copy)]
 struct Reply {
@@ -164,19 +175,14 @@ struct Reply {
 }
 
 impl Reply {
-    fn answer(self, encoded: Result<bytes::Bytes, Failure>, conn: ConnectionInfo) -> Response {
+    fn answer(self, encoded: Result<bytes::Bytes, Failure>, conn: Link) -> Response {
         match encoded {
             Ok(body) => Response::ok(self.id, self.serialization, body),
             Err(failure) => Self::error(self.id, self.serialization, failure, conn),
         }
     }
 
-    fn error(
-        id: i64,
-        serialization: u8,
-        (status, text): Failure,
-        conn: ConnectionInfo,
-    ) -> Response {
+    fn error(id: i64, serialization: u8, (status, text): Failure, conn: Link) -> Response {
         debug!(id, status = status.as_u8(), peer = %conn.peer, error = %text, "error response");
         Response::new(id, serialization, status, codec::encode_error_text(&text))
     }
@@ -194,7 +200,7 @@ fn finish(
     result: Result<RpcResult, RpcError>,
     reply: Reply,
     payload: i64,
-    conn: ConnectionInfo,
+    conn: Link,
 ) -> Result<bytes::Bytes, Failure> {
     let result = match result {
         Ok(r) => r,
@@ -235,7 +241,7 @@ fn finish(
 
 impl DubboHandler {
     /// Decodes `req`, finds its service and starts the call.
-    fn start(&self, req: Request, conn: ConnectionInfo) -> Result<Pending, Failure> {
+    fn start(&self, req: Request, conn: Link, endpoints: &Arc<Peer>) -> Result<Pending, Failure> {
         let received = Instant::now();
         if let Some(broken) = &req.broken {
             warn!(peer = %conn.peer, reason = %broken, "bad request");
@@ -277,10 +283,7 @@ impl DubboHandler {
         if let Some(token) = routing.token {
             inv.set_attachment(keys::TOKEN_KEY, &*token);
         }
-        inv.set_peer(Peer {
-            remote: conn.peer,
-            local: conn.local,
-        });
+        inv.set_peer(endpoints.clone());
         Ok(Pending {
             call: exported.invoker.invoke(inv),
             reply,

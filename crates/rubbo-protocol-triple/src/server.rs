@@ -7,6 +7,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -117,7 +118,7 @@ async fn accept_loop(
                     let span = tracing::debug_span!("triple.conn", peer = %remote);
                     let conn = serve_conn(
                         stream,
-                        Peer { remote, local },
+                        Arc::new(Peer { remote, local }),
                         settings,
                         handler.clone(),
                         stopped.clone(),
@@ -147,7 +148,7 @@ async fn accept_loop(
 
 async fn serve_conn(
     stream: TcpStream,
-    peer: Peer,
+    peer: Arc<Peer>,
     settings: H2Settings,
     handler: Handler,
     mut stopped: watch::Receiver<bool>,
@@ -165,6 +166,7 @@ async fn serve_conn(
         .max_concurrent_streams(settings.max_concurrent_streams);
     let service = service_fn(move |req| {
         let handler = handler.clone();
+        let peer = peer.clone();
         async move { Ok::<_, Infallible>(handler.handle(req, peer).await) }
     });
     let conn = builder.serve_connection(TokioIo::new(stream), service);
@@ -235,7 +237,7 @@ fn code_for_decode(e: &TripleError) -> Code {
 }
 
 impl Handler {
-    async fn handle(&self, req: Request<Incoming>, peer: Peer) -> Response<UnaryBody> {
+    async fn handle(&self, req: Request<Incoming>, peer: Arc<Peer>) -> Response<UnaryBody> {
         let received = Instant::now();
         if req.version() != Version::HTTP_2 {
             return http1_refusal(&req);
@@ -303,7 +305,7 @@ impl Handler {
         &self,
         req: Request<Incoming>,
         path: &str,
-        peer: Peer,
+        peer: Arc<Peer>,
         deadline: Option<Instant>,
     ) -> Result<Response<UnaryBody>, (Code, String)> {
         let (service_path, method) = match path.trim_start_matches('/').rsplit_once('/') {
@@ -389,11 +391,12 @@ impl Handler {
             attachments.insert(keys::REMOTE_APPLICATION_KEY.to_owned(), app.into());
         }
         *inv.attachments_mut() = attachments;
+        let remote = peer.remote;
         inv.set_peer(peer);
         if let Some(d) = deadline {
             inv.set_deadline(d);
         }
-        debug!(service = %exported.interface, method, peer = %peer.remote, "invoke");
+        debug!(service = %exported.interface, method, peer = %remote, "invoke");
         let result = exported.invoker.invoke(inv).await;
         Ok(respond(result, &wrapper.serialize_type, method))
     }

@@ -44,6 +44,10 @@ pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketA
         id: NEXT_CONN_ID.fetch_add(1, Ordering::Relaxed),
         peer,
         local,
+        endpoints: Arc::new(rubbo_common::Peer {
+            remote: peer,
+            local,
+        }),
     };
     let (rd, wr) = stream.into_split();
     let (tx, rx) = mpsc::channel(shared.config.write_queue.max(1));
@@ -76,11 +80,12 @@ pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketA
     ));
     let calls = Arc::new(CallContext {
         handler: shared.handler.clone(),
-        info,
+        info: info.clone(),
         tx: tx.clone(),
         error_body: shared.config.error_body,
         max_payload: max_payload(shared.config.payload),
     });
+    let id = info.id;
     let conn = ServerConn {
         shared: shared.clone(),
         info,
@@ -89,7 +94,7 @@ pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketA
         close,
         drain,
     };
-    debug!(id = info.id, %peer, "accepted connection");
+    debug!(id, %peer, "accepted connection");
     shared.tracker.spawn(in_span(span, async move {
         let reason = conn.read_loop(rd).await;
         conn.shared.conns.lock().remove(&conn.info.id);

@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use crate::{Request, Response};
 
 /// The peer and local addresses of one server connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ConnectionInfo {
     /// Connection number, unique within the process.
@@ -20,6 +20,10 @@ pub struct ConnectionInfo {
     pub peer: SocketAddr,
     /// The local (provider) address.
     pub local: SocketAddr,
+    /// The same two addresses, made once per connection, for the invocations it
+    /// carries ([`Invocation::set_peer`](rubbo_common::Invocation::set_peer)): a call
+    /// shares them instead of copying them.
+    pub endpoints: Arc<rubbo_common::Peer>,
 }
 
 /// Answers the requests of a [`Server`](crate::Server).
@@ -95,7 +99,7 @@ where
     Fut: Future<Output = Option<Response>> + Send + 'static,
 {
     fn handle(&self, req: Request, conn: &ConnectionInfo) -> BoxFuture<'static, Option<Response>> {
-        (self.f)(req, *conn).boxed()
+        (self.f)(req, conn.clone()).boxed()
     }
 }
 
