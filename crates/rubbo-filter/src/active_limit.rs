@@ -2,18 +2,16 @@
 //! one provider (Java's `ActiveLimitFilter`); more wait for a slot, until their
 //! timeout.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use rubbo_common::filter::Activate;
 use rubbo_common::keys::{ACTIVES_KEY, Actives, Timeout};
 use rubbo_common::{BoxInvoker, ErrorKind, Filter, Invocation, InvokeFuture, Invoker, RpcError};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::debug;
 
-use crate::support::delegate_to_next;
+use crate::support::{MethodSlots, delegate_to_next};
 
 /// Lets at most `actives` calls of a method (the method-level `{method}.actives` or
 /// the reference's `actives`) be in flight to one provider. A call over the limit
@@ -33,7 +31,7 @@ impl Filter for ActiveLimitFilter {
     fn layer(&self, next: BoxInvoker) -> BoxInvoker {
         Arc::new(ActiveLimit {
             next,
-            methods: Mutex::new(HashMap::new()),
+            methods: MethodSlots::default(),
         })
     }
 
@@ -46,19 +44,7 @@ impl Filter for ActiveLimitFilter {
 struct ActiveLimit {
     next: BoxInvoker,
     /// The free slots of each limited method.
-    methods: Mutex<HashMap<String, Arc<Semaphore>>>,
-}
-
-impl ActiveLimit {
-    fn slots(&self, method: &str, max: u32) -> Arc<Semaphore> {
-        let mut methods = self.methods.lock();
-        if let Some(s) = methods.get(method) {
-            return s.clone();
-        }
-        let s = Arc::new(Semaphore::new(max as usize));
-        methods.insert(method.to_owned(), s.clone());
-        s
-    }
+    methods: MethodSlots,
 }
 
 /// The call, holding its slot until it ends (or is dropped).
@@ -77,7 +63,7 @@ impl Invoker for ActiveLimit {
         if max == 0 {
             return self.next.invoke(inv);
         }
-        let slots = self.slots(inv.method(), max);
+        let slots = self.methods.get(inv.method(), max);
         if let Ok(permit) = slots.clone().try_acquire_owned() {
             return holding(permit, self.next.invoke(inv));
         }

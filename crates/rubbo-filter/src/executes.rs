@@ -1,17 +1,14 @@
 //! `executelimit`: at most `executes` calls of a method run at once on a provider
 //! (Java's `ExecuteLimitFilter`); more are refused, not queued.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
 use rubbo_common::filter::Activate;
 use rubbo_common::keys::{EXECUTES_KEY, Executes};
 use rubbo_common::{BoxInvoker, ErrorKind, Filter, Invocation, InvokeFuture, Invoker, RpcError};
-use tokio::sync::Semaphore;
 use tracing::warn;
 
-use crate::support::{delegate_to_next, fail};
+use crate::support::{MethodSlots, delegate_to_next, fail};
 
 /// Refuses a call with `LimitExceeded` while `executes` calls of its method (the
 /// method-level `{method}.executes` or the service's `executes`) are running. Provider
@@ -23,7 +20,7 @@ impl Filter for ExecuteLimitFilter {
     fn layer(&self, next: BoxInvoker) -> BoxInvoker {
         Arc::new(ExecuteLimit {
             next,
-            methods: Mutex::new(HashMap::new()),
+            methods: MethodSlots::default(),
         })
     }
 
@@ -36,19 +33,7 @@ impl Filter for ExecuteLimitFilter {
 struct ExecuteLimit {
     next: BoxInvoker,
     /// The running calls of each limited method.
-    methods: Mutex<HashMap<String, Arc<Semaphore>>>,
-}
-
-impl ExecuteLimit {
-    fn slots(&self, method: &str, max: u32) -> Arc<Semaphore> {
-        let mut methods = self.methods.lock();
-        if let Some(s) = methods.get(method) {
-            return s.clone();
-        }
-        let s = Arc::new(Semaphore::new(max as usize));
-        methods.insert(method.to_owned(), s.clone());
-        s
-    }
+    methods: MethodSlots,
 }
 
 impl Invoker for ExecuteLimit {
@@ -57,7 +42,7 @@ impl Invoker for ExecuteLimit {
         if max == 0 {
             return self.next.invoke(inv);
         }
-        let Ok(permit) = self.slots(inv.method(), max).try_acquire_owned() else {
+        let Ok(permit) = self.methods.get(inv.method(), max).try_acquire_owned() else {
             warn!(service = %inv.interface(), method = %inv.method(), max, "executes limit reached");
             return fail(RpcError::new(
                 ErrorKind::LimitExceeded,

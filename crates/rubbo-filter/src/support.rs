@@ -1,10 +1,35 @@
 //! What the filters share.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use rubbo_common::{InvokeFuture, RpcError};
+use tokio::sync::Semaphore;
 
 /// A call answered at once with `error`.
 pub(crate) fn fail(error: RpcError) -> InvokeFuture {
     Box::pin(std::future::ready(Err(error)))
+}
+
+/// The concurrency slots of each limited method of one invoker (`executes`,
+/// `actives`), made on a method's first call with that method's limit.
+#[derive(Debug, Default)]
+pub(crate) struct MethodSlots {
+    methods: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl MethodSlots {
+    /// The slots of `method`, `max` of them when first asked for.
+    pub(crate) fn get(&self, method: &str, max: u32) -> Arc<Semaphore> {
+        let mut methods = self.methods.lock();
+        if let Some(s) = methods.get(method) {
+            return s.clone();
+        }
+        let s = Arc::new(Semaphore::new(max as usize));
+        methods.insert(method.to_owned(), s.clone());
+        s
+    }
 }
 
 /// Java's `ConfigUtils.isEmpty`: absent, empty, `false`, `0`, `null` and `N/A` all mean
