@@ -12,7 +12,9 @@ use tracing::info;
 
 use crate::codec;
 use crate::invoker::DubboInvoker;
-use crate::server::{DubboHandler, Exported, ExporterMap, exporter_key};
+use rubbo_common::exporters::{Exported, ExporterMap, exporter_key};
+
+use crate::server::DubboHandler;
 
 /// The dubbo protocol: exports services on `dubbo://host:port` servers (several
 /// services share one server per address) and refers providers over shared,

@@ -2,120 +2,23 @@
 //! server keyed by `{group}/{path}:{version}`, and the request handler that routes
 //! each request to its service.
 
-use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use parking_lot::RwLock;
 use std::time::{Duration, Instant};
 
 use rubbo_common::keys;
-use rubbo_common::{BoxInvoker, Invocation, InvokeFuture, Peer, RpcError, RpcResult};
+use rubbo_common::{Invocation, InvokeFuture, Peer, RpcError, RpcResult};
 use rubbo_remoting::{ConnectionInfo, Handler, Request, Response, Status};
 use tracing::{debug, warn};
 
 use crate::body;
+use rubbo_common::exporters::{Exported, ExporterMap, exporter_key};
+
 use crate::codec::{self, DecodedRequest};
 use crate::status::status_for_error;
-
-/// The exporter-map key: `{group}/{path}:{version}`, where version `0.0.0` or `*`
-/// and an empty group count as absent (Java's `GroupServiceKeyCache`).
-pub(crate) fn exporter_key(group: Option<&str>, path: &str, version: Option<&str>) -> String {
-    let version = version.filter(|v| !v.is_empty() && *v != "0.0.0" && *v != "*");
-    rubbo_common::service_key(group, path, version)
-}
-
-/// One exported service.
-#[derive(Debug)]
-pub(crate) struct Exported {
-    /// The service's invoker, with its provider filter chain.
-    pub(crate) invoker: BoxInvoker,
-    /// The interface name, shared into every invocation.
-    interface: Arc<str>,
-    /// The exporter key's parts, to match requests without building the key.
-    group: Option<String>,
-    version: Option<String>,
-}
-
-impl Exported {
-    pub(crate) fn new(invoker: BoxInvoker) -> Self {
-        let url = invoker.url();
-        let norm = |v: Option<&str>| {
-            v.filter(|v| !v.is_empty() && *v != "0.0.0" && *v != "*")
-                .map(str::to_owned)
-        };
-        Exported {
-            interface: Arc::from(url.service_interface().unwrap_or_default()),
-            group: url.group().map(str::to_owned),
-            version: norm(url.version()),
-            invoker,
-        }
-    }
-}
-
-impl Exported {
-    /// Whether a request for `group` / `version` reaches this service (stored under
-    /// its bare path key).
-    fn matches(&self, group: Option<&str>, version: Option<&str>) -> bool {
-        let version = version.filter(|v| !v.is_empty() && *v != "0.0.0" && *v != "*");
-        self.group.as_deref() == group.filter(|g| !g.is_empty())
-            && self.version.as_deref() == version
-    }
-}
-
-/// The services of one server, by exporter key and by path (the per-request lookup
-/// goes by path and compares group and version, so it builds no key string).
-#[derive(Debug, Default)]
-pub(crate) struct Exporters {
-    by_key: BTreeMap<String, Arc<Exported>>,
-    by_path: HashMap<String, Vec<(String, Arc<Exported>)>>,
-}
-
-impl Exporters {
-    pub(crate) fn insert(&mut self, key: String, path: &str, e: Arc<Exported>) {
-        self.remove(&key);
-        self.by_path
-            .entry(path.to_owned())
-            .or_default()
-            .push((key.clone(), e.clone()));
-        self.by_key.insert(key, e);
-    }
-
-    pub(crate) fn remove(&mut self, key: &str) {
-        if self.by_key.remove(key).is_some() {
-            self.by_path.retain(|_, v| {
-                v.retain(|(k, _)| k != key);
-                !v.is_empty()
-            });
-        }
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.by_key.is_empty()
-    }
-
-    fn find(
-        &self,
-        path: &str,
-        group: Option<&str>,
-        version: Option<&str>,
-    ) -> Option<&Arc<Exported>> {
-        self.by_path
-            .get(path)?
-            .iter()
-            .map(|(_, e)| e)
-            .find(|e| e.matches(group, version))
-    }
-
-    fn keys(&self) -> impl Iterator<Item = &str> {
-        self.by_key.keys().map(String::as_str)
-    }
-}
-
-/// The shared exporter table of one server.
-pub(crate) type ExporterMap = Arc<RwLock<Exporters>>;
 
 /// Routes requests of one server to its exported services.
 #[derive(Debug, Clone)]
@@ -295,7 +198,7 @@ impl DubboHandler {
         let version = Some(req.service_version());
         let group = req.routing.group.as_deref();
         let map = self.exporters.read();
-        if let Some(e) = map.find(path, group, version) {
+        if let Some(e) = map.find_exact(path, group, version) {
             return Ok(e.clone());
         }
         let key = exporter_key(group, path, version);

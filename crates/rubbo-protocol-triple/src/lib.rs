@@ -18,7 +18,6 @@ mod body;
 mod channel;
 pub mod config;
 mod error;
-mod exporters;
 pub mod frame;
 pub mod headers;
 mod invoker;

@@ -10,9 +10,9 @@ use tracing::info;
 
 use crate::channel::Channel;
 use crate::config::H2Settings;
-use crate::exporters::{Exported, ExporterMap, exporter_key};
 use crate::invoker::TripleInvoker;
 use crate::server::{Handler, Server};
+use rubbo_common::exporters::{Exported, ExporterMap, exporter_key};
 
 /// The protocol's name in the protocol table and in URLs.
 pub const TRIPLE: &str = "tri";

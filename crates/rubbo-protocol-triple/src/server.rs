@@ -28,11 +28,11 @@ use tracing::{Instrument, debug, info, warn};
 use crate::body::UnaryBody;
 use crate::config::H2Settings;
 use crate::error::TripleError;
-use crate::exporters::{ExporterMap, exporter_key};
 use crate::frame;
 use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_STATUS};
 use crate::status::{self, Code};
 use crate::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
+use rubbo_common::exporters::{ExporterMap, exporter_key};
 
 /// What one server needs to answer requests.
 #[derive(Debug, Clone)]
