@@ -37,7 +37,10 @@ pub use filter::{Filter, FilterFn, FilteredProtocol, Side, filter_fn};
 pub use invocation::{Arguments, Attachments, Invocation, Peer};
 pub use invoker::{BoxFuture, BoxInvoker, InvokeFuture, Invoker, InvokerService, ServiceInvoker};
 pub use protocol::{Exporter, Protocol};
-pub use result::{BizException, Encoded, Outcome, Payload, RpcResult, TypedValue};
+pub use result::{
+    BizException, Encoded, GENERIC_EXCEPTION_CLASS_FIELD, GENERIC_EXCEPTION_MESSAGE_FIELD, Outcome,
+    Payload, RpcResult, TypedValue,
+};
 pub use rubbo_hessian2::Value;
 pub use serialization::{Serialization, SerializationError};
 pub use url::{Url, UrlError, UrlParams};

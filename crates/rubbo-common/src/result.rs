@@ -107,6 +107,64 @@ impl BizException {
     }
 }
 
+/// The field of Java's `GenericException` naming the original exception's class.
+pub const GENERIC_EXCEPTION_CLASS_FIELD: &str = "exceptionClass";
+/// The field of Java's `GenericException` holding the original exception's message.
+pub const GENERIC_EXCEPTION_MESSAGE_FIELD: &str = "exceptionMessage";
+
+impl BizException {
+    /// A Throwable as it came off the wire (`value`, decoded): its class and
+    /// `detailMessage`, with a generic call's `GenericException` unwrapped
+    /// ([`unwrap_generic`](Self::unwrap_generic)). Anything that is not an object
+    /// counts as `java.lang.Throwable`.
+    pub fn from_thrown(value: Value) -> Self {
+        let java = rubbo_hessian2::JavaException::from_value(&value);
+        let class = java
+            .as_ref()
+            .map(|j| j.class.clone())
+            .or_else(|| match &value {
+                Value::Object(o) => Some(o.class.to_string()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "java.lang.Throwable".to_owned());
+        let message = java.and_then(|j| j.message);
+        BizException {
+            class,
+            message,
+            value,
+        }
+        .unwrap_generic()
+    }
+
+    /// The exception a generic call's `GenericException` carries (its
+    /// `exceptionClass` and `exceptionMessage`, what `getExceptionClass()` gives a
+    /// Java generic consumer), keeping the wrapper as the value; any other exception
+    /// unchanged.
+    pub fn unwrap_generic(self) -> Self {
+        if !self.class.ends_with(".rpc.service.GenericException") {
+            return self;
+        }
+        let Some(class) = self
+            .value
+            .field(GENERIC_EXCEPTION_CLASS_FIELD)
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+        else {
+            return self;
+        };
+        let message = self
+            .value
+            .field(GENERIC_EXCEPTION_MESSAGE_FIELD)
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        BizException {
+            class: class.to_owned(),
+            message,
+            value: self.value,
+        }
+    }
+}
+
 impl fmt::Display for BizException {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.message {

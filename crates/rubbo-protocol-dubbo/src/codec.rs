@@ -984,39 +984,10 @@ pub fn decode_response(serialization: u8, body: &Bytes) -> Result<RpcResult, Cod
             Outcome::Value(Payload::Null),
             flag == flag::NULL_VALUE_WITH_ATTACHMENTS,
         ),
-        flag::WITH_EXCEPTION | flag::WITH_EXCEPTION_WITH_ATTACHMENTS => {
-            let value = d.read_value()?;
-            let je = JavaException::from_value(&value);
-            let class = je
-                .as_ref()
-                .map(|j| j.class.clone())
-                .or_else(|| match &value {
-                    Value::Object(o) => Some(o.class.to_string()),
-                    _ => None,
-                })
-                .unwrap_or_else(|| "java.lang.Throwable".to_owned());
-            let mut message = je.and_then(|j| j.message);
-            // A generic call's exception arrives wrapped in GenericException: report
-            // the original class and message (what getExceptionClass() gives Java).
-            let mut class = class;
-            if class.ends_with(".rpc.service.GenericException") {
-                if let Some(inner) = value.field("exceptionClass").and_then(Value::as_str) {
-                    class = inner.to_owned();
-                    message = value
-                        .field("exceptionMessage")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                }
-            }
-            (
-                Outcome::Exception(BizException {
-                    class,
-                    message,
-                    value,
-                }),
-                flag == flag::WITH_EXCEPTION_WITH_ATTACHMENTS,
-            )
-        }
+        flag::WITH_EXCEPTION | flag::WITH_EXCEPTION_WITH_ATTACHMENTS => (
+            Outcome::Exception(BizException::from_thrown(d.read_value()?)),
+            flag == flag::WITH_EXCEPTION_WITH_ATTACHMENTS,
+        ),
         other => return Err(CodecError::BadFlag(other)),
     };
     let attachments = if has_attachments {

@@ -233,33 +233,7 @@ impl TripleResponseWrapper {
     pub fn into_result(self, exception: bool) -> Result<RpcResult, TripleError> {
         if exception {
             let value = rubbo_hessian2::decode_value(&self.data)?;
-            let je = JavaException::from_value(&value);
-            let class = je
-                .as_ref()
-                .map(|j| j.class.clone())
-                .or_else(|| match &value {
-                    Value::Object(o) => Some(o.class.to_string()),
-                    _ => None,
-                })
-                .unwrap_or_else(|| "java.lang.Throwable".to_owned());
-            let mut message = je.and_then(|j| j.message);
-            // A generic call's exception arrives wrapped in GenericException: report the
-            // original class and message, as the dubbo protocol does.
-            let mut class = class;
-            if class.ends_with(".rpc.service.GenericException") {
-                if let Some(inner) = value.field("exceptionClass").and_then(Value::as_str) {
-                    class = inner.to_owned();
-                    message = value
-                        .field("exceptionMessage")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                }
-            }
-            return Ok(RpcResult::from_exception(BizException {
-                class,
-                message,
-                value,
-            }));
+            return Ok(RpcResult::from_exception(BizException::from_thrown(value)));
         }
         if self.data.is_empty() || self.data[..] == [b'N'] {
             return Ok(RpcResult::null());

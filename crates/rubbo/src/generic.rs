@@ -5,10 +5,9 @@ use std::sync::Arc;
 
 use rubbo_common::descriptor::{ECHO_DESC, GENERIC_DESC};
 use rubbo_common::{
-    Arguments, BizException, BoxInvoker, ECHO_METHOD, GENERIC_METHOD, Invocation, Outcome, Payload,
-    RpcError, RpcResult, Value,
+    Arguments, BoxInvoker, ECHO_METHOD, GENERIC_METHOD, Invocation, Outcome, Payload, RpcError,
+    RpcResult, Value,
 };
-use rubbo_filter::GENERIC_EXCEPTION;
 use rubbo_hessian2::List;
 
 use crate::Rubbo;
@@ -18,9 +17,6 @@ use crate::bootstrap::ReferTarget;
 const STRING_ARRAY: &str = "[string";
 /// The Hessian type of `Object[]`, for the arguments of `$invoke`.
 const OBJECT_ARRAY: &str = "[object";
-/// The fields of Java's `GenericException` that carry the original exception.
-const EXCEPTION_CLASS_FIELD: &str = "exceptionClass";
-const EXCEPTION_MESSAGE_FIELD: &str = "exceptionMessage";
 
 /// A client for any service, called by method name with Java parameter type names and
 /// [`Value`] arguments: `$invoke(method, parameterTypes, args)` as Java's
@@ -180,36 +176,7 @@ impl GenericClient {
 fn result_payload(result: Result<RpcResult, RpcError>) -> Result<Payload, RpcError> {
     match result?.into_parts().0 {
         Outcome::Value(p) => Ok(p),
-        Outcome::Exception(e) => Err(RpcError::from_biz(unwrap_generic_exception(e))),
-    }
-}
-
-/// The exception a generic call's `GenericException` carries (`exceptionClass`,
-/// `exceptionMessage`), with the wrapper kept as its value. Protocols that decode
-/// exceptions may have unwrapped it already; anything else passes unchanged.
-fn unwrap_generic_exception(e: BizException) -> BizException {
-    let wrapped =
-        e.class == GENERIC_EXCEPTION || e.class.ends_with(".rpc.service.GenericException");
-    if !wrapped {
-        return e;
-    }
-    let Some(class) = e
-        .value
-        .field(EXCEPTION_CLASS_FIELD)
-        .and_then(Value::as_str)
-        .filter(|c| !c.is_empty())
-    else {
-        return e;
-    };
-    let message = e
-        .value
-        .field(EXCEPTION_MESSAGE_FIELD)
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    BizException {
-        class: class.to_owned(),
-        message,
-        value: e.value,
+        Outcome::Exception(e) => Err(RpcError::from_biz(e.unwrap_generic())),
     }
 }
 
@@ -258,24 +225,29 @@ impl Rubbo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rubbo_common::{
+        BizException, GENERIC_EXCEPTION_CLASS_FIELD, GENERIC_EXCEPTION_MESSAGE_FIELD,
+    };
+    use rubbo_filter::GENERIC_EXCEPTION;
     use rubbo_hessian2::Object;
 
     #[test]
     fn a_wrapped_exception_is_unwrapped_and_kept() {
         let wrapper = Value::Object(
             Object::new(GENERIC_EXCEPTION)
-                .with_field(EXCEPTION_CLASS_FIELD, "org.example.NotFound")
-                .with_field(EXCEPTION_MESSAGE_FIELD, "no user 7"),
+                .with_field(GENERIC_EXCEPTION_CLASS_FIELD, "org.example.NotFound")
+                .with_field(GENERIC_EXCEPTION_MESSAGE_FIELD, "no user 7"),
         );
-        let e = unwrap_generic_exception(BizException {
+        let e = BizException {
             class: GENERIC_EXCEPTION.into(),
             message: Some("org.example.NotFound: no user 7".into()),
             value: wrapper.clone(),
-        });
+        }
+        .unwrap_generic();
         assert_eq!(e.class, "org.example.NotFound");
         assert_eq!(e.message.as_deref(), Some("no user 7"));
         assert_eq!(e.value, wrapper);
         let plain = BizException::new("org.example.Other", Some("x".into()));
-        assert_eq!(unwrap_generic_exception(plain.clone()), plain);
+        assert_eq!(plain.clone().unwrap_generic(), plain);
     }
 }

@@ -140,10 +140,14 @@ pub(crate) fn wrap_exception(e: BizException) -> BizException {
     let mut value =
         rubbo_hessian2::JavaException::new(GENERIC_EXCEPTION, detail.clone()).to_value();
     if let Value::Object(o) = &mut value {
-        o.fields
-            .push(("exceptionClass".into(), Value::String(e.class.clone())));
-        o.fields
-            .push(("exceptionMessage".into(), e.message.clone().into()));
+        o.fields.push((
+            rubbo_common::GENERIC_EXCEPTION_CLASS_FIELD.into(),
+            Value::String(e.class.clone()),
+        ));
+        o.fields.push((
+            rubbo_common::GENERIC_EXCEPTION_MESSAGE_FIELD.into(),
+            e.message.clone().into(),
+        ));
     }
     BizException {
         class: GENERIC_EXCEPTION.to_owned(),
