@@ -55,10 +55,11 @@ impl Protocol for FilteredProtocol {
         let inner = self.inner.clone();
         let filters = self.filters.clone();
         Box::pin(async move {
-            // Check the names before connecting.
-            super::select(&filters, &url, Stage::Consumer).map_err(config_error)?;
+            // Chosen (and the names checked) before connecting; the referred invoker's
+            // URL is the one asked for.
+            let chain = super::select(&filters, &url, Stage::Consumer).map_err(config_error)?;
             let invoker = inner.refer(url).await?;
-            build_chain(invoker, &filters, Stage::Consumer).map_err(config_error)
+            Ok(super::wrap(invoker, &chain))
         })
     }
 
