@@ -77,12 +77,17 @@ enum Command {
         #[command(subcommand)]
         format: DecodeFormat,
     },
-    /// Call a method generically (`$invoke`) and print the result as JSON.
+    /// Call a method generically (`$invoke`) and print the result as JSON, one line per
+    /// call.
     ///
-    /// Example: rubbo invoke 'dubbo://127.0.0.1:20880/org.rubbo.interop.InteropService?version=1.0.0' echo '"hi"'
+    /// At a provider: rubbo invoke 'dubbo://127.0.0.1:20880/org.rubbo.interop.InteropService?version=1.0.0' echo '"hi"'
+    ///
+    /// Through a registry (directory, routers, load balance and rules, as an application's
+    /// consumer): rubbo invoke --registry zookeeper://127.0.0.1:2181 org.rubbo.interop.InteropService:1.0.0 whoami --repeat 20
     Invoke {
-        /// The provider: dubbo://host:port/<interface>?version=..&group=..&timeout=..
-        url: String,
+        /// The provider URL (dubbo:// or tri://host:port/<interface>?version=..&group=..&timeout=..),
+        /// or with a registry the service key `[group/]interface[:version]`.
+        target: String,
         /// The method name.
         method: String,
         /// Arguments, one JSON value each (objects with "@class" are Java objects).
@@ -90,6 +95,14 @@ enum Command {
         /// Java parameter types, comma separated (default: inferred from the JSON).
         #[arg(long)]
         types: Option<String>,
+        /// Find the providers through this registry (zookeeper://.., or the development
+        /// registry's dubbo://..) instead of calling one URL; the same as
+        /// `--set dubbo.registry.address=..`.
+        #[arg(long)]
+        registry: Option<String>,
+        /// How many calls to make, one after another (each result on its own line).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        repeat: u32,
     },
 }
 
@@ -156,13 +169,36 @@ fn main() -> ExitCode {
                 .map(|()| ExitCode::SUCCESS),
         },
         Command::Invoke {
-            url,
+            target,
             method,
             args,
             types,
+            registry,
+            repeat,
         } => config_args::loader(&cli.config, &cli.set)
-            .and_then(|l| Ok(l.load()?))
-            .and_then(|config| invoke_cmd::run(&url, &method, &args, types.as_deref(), &config)),
+            .and_then(|l| {
+                let l = l
+                    .default_value("dubbo.application.name", invoke_cmd::APPLICATION)
+                    .default_value("dubbo.consumer.timeout", invoke_cmd::DEFAULT_TIMEOUT_MS);
+                Ok(match &registry {
+                    Some(r) => l.code("dubbo.registry.address", r.as_str()),
+                    None => l,
+                }
+                .load()?)
+            })
+            .and_then(|config| {
+                invoke_cmd::run(
+                    &invoke_cmd::InvokeArgs {
+                        target: &target,
+                        method: &method,
+                        args: &args,
+                        types: types.as_deref(),
+                        via_registry: registry.is_some(),
+                        repeat,
+                    },
+                    &config,
+                )
+            }),
     };
     match result {
         Ok(code) => code,
