@@ -3,13 +3,15 @@
 //!
 //! It makes a few contract calls (printing what happened), then a bounded load of
 //! `whoami` calls spread by the load balancer; with `--kill-one`, one provider
-//! crashes half-way (its sockets drop, nothing is unregistered) and fault tolerance
-//! keeps every call. The last line is one JSON object:
-//! `{"calls":…, "ok":…, "failed":…, "by_provider":{"<id>":count,…}}`.
+//! crashes half-way with calls in flight to it (its sockets drop, nothing is
+//! unregistered) and fault tolerance keeps every call. The last line is one JSON
+//! object: `{"calls":…, "ok":…, "failed":…, "by_provider":{"<id>":count,…},
+//! "in_flight_at_crash":n}`.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -65,7 +67,7 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
             "provider {app} serving on {} (registered in {registry})",
             url.address()
         );
-        providers.push(rubbo);
+        providers.push((rubbo, provider));
     }
 
     let mut consumer = Rubbo::builder()
@@ -119,21 +121,55 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
     let deadline = Instant::now() + Duration::from_secs(120);
     let kill_at = args.calls / 2;
     let mut done = 0usize;
-    let mut killed = false;
+    // With --kill-one: the calls that were in flight to the victim when it crashed.
+    let mut in_flight_at_crash: Option<usize> = None;
     while done < args.calls && Instant::now() < deadline {
-        if args.kill_one && !killed && done >= kill_at {
-            if let Some(victim) = providers.first() {
-                eprintln!(
-                    "crashing {} after {done} calls (sockets drop, no unregister)",
-                    victim.application()
-                );
-                victim.abort();
-            }
-            killed = true;
-        }
         let batch = args.concurrency.max(1).min(args.calls - done);
-        let calls = (0..batch).map(|_| client.whoami());
-        for r in futures::future::join_all(calls).await {
+        let finished = AtomicUsize::new(0);
+        let calls = futures::future::join_all((0..batch).map(|_| async {
+            let r = client.whoami().await;
+            finished.fetch_add(1, Ordering::SeqCst);
+            r
+        }));
+        let victim = providers
+            .first()
+            .filter(|_| args.kill_one && in_flight_at_crash.is_none() && done >= kill_at);
+        let results = match victim {
+            None => calls.await,
+            Some((rubbo, provider)) => {
+                // Crash it with calls inside: they are held in the provider until
+                // every call of the batch is either held there or answered elsewhere.
+                provider.hold();
+                tokio::pin!(calls);
+                let give_up = Instant::now() + Duration::from_secs(10);
+                let mut results = None;
+                while results.is_none() {
+                    let held = provider.held();
+                    let settled = held > 0 && held + finished.load(Ordering::SeqCst) >= batch;
+                    if settled || Instant::now() > give_up {
+                        eprintln!(
+                            "crashing {} after {done} calls with {held} in flight to it \
+                             (sockets drop, no unregister)",
+                            rubbo.application()
+                        );
+                        rubbo.abort();
+                        provider.release();
+                        in_flight_at_crash = Some(held);
+                        break;
+                    }
+                    tokio::select! {
+                        r = &mut calls => results = Some(r),
+                        () = tokio::time::sleep(Duration::from_millis(2)) => {}
+                    }
+                }
+                // None held in this batch (all went elsewhere): the next one tries again.
+                match results {
+                    Some(r) => r,
+                    None => calls.await,
+                }
+            }
+        };
+        for r in results {
             match r {
                 Ok(Some(id)) => {
                     ok += 1;
@@ -149,7 +185,7 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
         done += batch;
     }
     consumer.shutdown().await;
-    for p in providers {
+    for (p, _) in providers {
         p.shutdown().await;
     }
     let line = json!({
@@ -157,6 +193,7 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
         "ok": ok,
         "failed": failed,
         "by_provider": by_provider,
+        "in_flight_at_crash": in_flight_at_crash,
     });
     emit(&line.to_string())?;
     Ok(if failed == 0 {

@@ -2,7 +2,11 @@
 //! show the shapes (strings, ints, a Java object, a list, a business exception)
 //! and `whoami`, which names the provider that answered.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::watch;
 
 use rubbo::{JavaType, RpcError};
 use serde::{Deserialize, Serialize};
@@ -45,16 +49,54 @@ pub(crate) trait DemoService {
     async fn whoami(&self) -> Result<Option<String>, RpcError>;
 }
 
-/// The demo provider; clones share the identity.
+/// The demo provider; clones share the identity and the hold.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DemoProvider {
     id: Arc<OnceLock<String>>,
+    hold: Arc<Hold>,
+}
+
+/// How long a held `whoami` waits at most for its release.
+const HOLD_LIMIT: Duration = Duration::from_secs(10);
+
+/// Holds `whoami` calls in the provider, so that a crash finds calls in flight.
+#[derive(Debug)]
+struct Hold {
+    holding: AtomicBool,
+    parked: AtomicUsize,
+    released: watch::Sender<bool>,
+}
+
+impl Default for Hold {
+    fn default() -> Self {
+        Hold {
+            holding: AtomicBool::new(false),
+            parked: AtomicUsize::new(0),
+            released: watch::Sender::new(false),
+        }
+    }
 }
 
 impl DemoProvider {
     /// Sets the `whoami` answer once the bound port is known (first call wins).
     pub(crate) fn set_identity(&self, application: &str, host: &str, port: u16) {
         let _ = self.id.set(format!("{application}@{host}:{port}"));
+    }
+
+    /// From now on `whoami` calls stay in the provider (up to 10 s) until
+    /// [`release`](Self::release): they are in flight when it crashes.
+    pub(crate) fn hold(&self) {
+        self.hold.holding.store(true, Ordering::SeqCst);
+    }
+
+    /// How many `whoami` calls are being held.
+    pub(crate) fn held(&self) -> usize {
+        self.hold.parked.load(Ordering::SeqCst)
+    }
+
+    /// Lets the held calls finish (their answers go nowhere once the sockets are gone).
+    pub(crate) fn release(&self) {
+        self.hold.released.send_replace(true);
     }
 }
 
@@ -75,6 +117,11 @@ impl DemoService for DemoProvider {
         Err(RpcError::biz(DEMO_EXCEPTION, message))
     }
     async fn whoami(&self) -> Result<Option<String>, RpcError> {
+        if self.hold.holding.load(Ordering::SeqCst) {
+            let mut released = self.hold.released.subscribe();
+            self.hold.parked.fetch_add(1, Ordering::SeqCst);
+            let _ = tokio::time::timeout(HOLD_LIMIT, released.wait_for(|r| *r)).await;
+        }
         Ok(self.id.get().cloned())
     }
 }
