@@ -110,10 +110,11 @@ async fn failover_retries_on_another_provider_when_one_crashed() {
 #[tokio::test]
 async fn failover_retries_timeouts_elsewhere_but_answers_provider_errors_once() {
     let reg = "memory://127.0.0.1/failover-timeouts";
-    // p0 answers after 2 s; the consumer waits 300 ms, then tries another provider.
+    // p0 answers only after the test; the consumer waits 1 s, then tries another
+    // provider (a timeout far from the others' answer times, even on a loaded machine).
     let f = fleet(reg, |i, b| {
         if i == 0 {
-            b.delay = Duration::from_secs(2);
+            b.delay = Duration::from_secs(60);
         }
     })
     .await;
@@ -122,7 +123,7 @@ async fn failover_retries_timeouts_elsewhere_but_answers_provider_errors_once() 
         reg,
         &[
             ("loadbalance", "roundrobin"),
-            ("timeout", "300"),
+            ("timeout", "1000"),
             ("retries", "2"),
         ],
     )
@@ -153,28 +154,58 @@ async fn failover_retries_timeouts_elsewhere_but_answers_provider_errors_once() 
 #[tokio::test]
 async fn failfast_fails_at_once_on_a_crashed_provider() {
     let reg = "memory://127.0.0.1/failfast";
-    let f = fleet(reg, |_, _| {}).await;
+    // p1 keeps its calls until the test is over: the crash finds one inside.
+    let f = fleet(reg, |i, b| {
+        if i == 1 {
+            b.delay = Duration::from_secs(60);
+        }
+    })
+    .await;
+    // A timeout far longer than the test: a failure that comes back is the crash's,
+    // not the timeout's.
     let (_c, node) = client(
         &f,
         reg,
-        &[("cluster", "failfast"), ("loadbalance", "roundrobin")],
+        &[
+            ("cluster", "failfast"),
+            ("loadbalance", "roundrobin"),
+            ("timeout", "60000"),
+        ],
     )
     .await;
-    f.providers[1].abort();
-    let t0 = Instant::now();
-    let mut failures = 0;
-    for _ in 0..30 {
-        if node.id().await.is_err() {
-            failures += 1;
+    // Round robin: of three calls at once, one is held in p1.
+    let calls = futures::future::join_all((0..3).map(|_| node.id()));
+    tokio::pin!(calls);
+    let until = Instant::now() + Duration::from_secs(20);
+    while f.calls[1].load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < until, "no call reached p1");
+        tokio::select! {
+            _ = &mut calls => panic!("the call held in p1 answered"),
+            () = tokio::time::sleep(Duration::from_millis(5)) => {}
         }
     }
-    assert!(
-        t0.elapsed() < Duration::from_secs(5),
-        "failfast never waits for timeouts"
+    f.providers[1].abort();
+    let results = tokio::time::timeout(Duration::from_secs(20), calls)
+        .await
+        .expect("the held call fails at once, without waiting for its timeout");
+    let failed: Vec<&RpcError> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(
+        failed.len(),
+        1,
+        "only the call inside p1 fails: {results:?}"
     );
-    // The dead provider is dropped from selection once its connection is seen down;
-    // until then its calls fail instead of being retried.
-    assert!(failures <= 10, "{failures}");
+    assert_eq!(failed[0].kind(), ErrorKind::Network, "{}", failed[0]);
+    // Failfast does not retry it, and the dead provider is out of selection once its
+    // connection is seen down: the calls after it all succeed elsewhere.
+    let retried: usize = [0, 2]
+        .iter()
+        .map(|i| f.calls[*i].load(Ordering::SeqCst))
+        .sum();
+    assert_eq!(retried, 2, "the failed call was not retried");
+    for _ in 0..30 {
+        let id = node.id().await.expect("p0 and p2 answer");
+        assert_ne!(id, "p1");
+    }
 }
 
 #[tokio::test]
@@ -202,26 +233,36 @@ async fn failsafe_swallows_errors_and_returns_null() {
 #[tokio::test]
 async fn forking_answers_with_the_fastest_provider() {
     let reg = "memory://127.0.0.1/forking";
+    // p0 and p1 answer only after the test: the one answer that can come is p2's.
     let f = fleet(reg, |i, b| {
         if i != 2 {
-            b.delay = Duration::from_millis(800);
+            b.delay = Duration::from_secs(60);
         }
     })
     .await;
     let (_c, node) = client(
         &f,
         reg,
-        &[("cluster", "forking"), ("forks", "3"), ("timeout", "3000")],
+        &[
+            ("cluster", "forking"),
+            ("forks", "3"),
+            ("timeout", "120000"),
+        ],
     )
     .await;
-    let t0 = Instant::now();
-    assert_eq!(node.id().await.unwrap(), "p2");
-    assert!(
-        t0.elapsed() < Duration::from_millis(600),
-        "{:?}",
-        t0.elapsed()
-    );
-    // Every provider got the call.
+    let id = tokio::time::timeout(Duration::from_secs(30), node.id())
+        .await
+        .expect("forking answers with the first reply, not the last");
+    assert_eq!(id.unwrap(), "p2");
+    // Every provider got the call (the slow ones may see it after p2 answered).
+    let until = Instant::now() + Duration::from_secs(20);
+    while f.calls.iter().any(|c| c.load(Ordering::SeqCst) == 0) {
+        assert!(
+            Instant::now() < until,
+            "a provider never got the forked call"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     for c in &f.calls {
         assert_eq!(c.load(Ordering::SeqCst), 1);
     }
