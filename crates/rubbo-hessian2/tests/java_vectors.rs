@@ -296,8 +296,15 @@ fn java_math_and_exceptions_match_java() {
         Some("with stack")
     );
 
+    // java.time.LocalDate.of(2024, 1, 2), as Java's Hessian writes it: a handle object.
     let ld: Value = one("local_date");
+    assert_eq!(
+        ld.class_name(),
+        Some("com.alibaba.com.caucho.hessian.io.java8.LocalDateHandle")
+    );
     assert_eq!(ld.field("year"), Some(&Value::Int(2024)));
+    assert_eq!(ld.field("month"), Some(&Value::Int(1)));
+    assert_eq!(ld.field("day"), Some(&Value::Int(2)));
 }
 
 #[test]

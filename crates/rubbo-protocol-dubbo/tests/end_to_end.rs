@@ -304,14 +304,16 @@ async fn timeouts_fail_near_the_deadline_and_the_provider_keeps_serving() {
     let (_exp, port) = provider(&server, "").await;
     let client = consumer(&DubboProtocol::new(), port, "&slow.timeout=200").await;
     let t0 = Instant::now();
+    // The provider would answer after 20 s: a timeout that did not fire shows as a
+    // wait of many seconds, far from the 200 ms deadline even on a loaded machine.
     let err = client
-        .invoke(call("slow", "I", Arguments::typed(1, (1000,))))
+        .invoke(call("slow", "I", Arguments::typed(1, (20_000,))))
         .await
         .unwrap_err();
     let took = t0.elapsed();
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
     assert!(
-        took >= Duration::from_millis(190) && took < Duration::from_millis(800),
+        took >= Duration::from_millis(200) && took < Duration::from_secs(10),
         "{took:?}"
     );
     let r = client
