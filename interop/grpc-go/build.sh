@@ -9,7 +9,7 @@
 # grpcurl is best effort: when it does not build, a warning says so and the exit is 0.
 set -euo pipefail
 grpc_version="v1.85.0"
-grpcurl_version="${GRPCURL_VERSION:-latest}"
+grpcurl_version="${GRPCURL_VERSION:-v1.9.4}"
 cache="${GRPC_GO_CACHE:-$HOME/.cache/rubbo/grpc-go-$grpc_version}"
 bin="$cache/bin"
 mkdir -p "$bin" "$cache/gopath" "$cache/gocache"
