@@ -23,9 +23,15 @@ import org.apache.dubbo.config.RegistryConfig;
 import org.apache.dubbo.config.bootstrap.DubboBootstrap;
 import org.apache.dubbo.rpc.RpcContext;
 import org.apache.dubbo.rpc.RpcException;
+import org.apache.dubbo.rpc.StatusRpcException;
+import org.apache.dubbo.rpc.TriRpcStatus;
 import org.apache.dubbo.rpc.service.EchoService;
 import org.apache.dubbo.rpc.service.GenericException;
 import org.apache.dubbo.rpc.service.GenericService;
+import org.rubbo.interop.proto.GreetReply;
+import org.rubbo.interop.proto.GreetRequest;
+
+import com.google.protobuf.ByteString;
 
 /**
  * Java Dubbo consumer of the interop contract: runs every contract call plus edge cases against
@@ -38,7 +44,11 @@ import org.apache.dubbo.rpc.service.GenericService;
  *                   [--timeout 3000] [--deadline 180000] [--wait 20000] [--no-generic]
  *                   [--only substring] [--expect-whoami interop-provider@127.0.0.1:20880]
  *                   [--migration FORCE_INTERFACE|APPLICATION_FIRST|FORCE_APPLICATION]
+ *                   [--greeter]
  * </pre>
+ *
+ * {@code --greeter} (with a {@code tri://} URL) adds the IDL-mode Greeter checks ({@code greeter/...},
+ * CONTRACT.md section 2); {@code --only greeter/} runs just those.
  *
  * {@code --migration} picks how a registry is read (Dubbo default APPLICATION_FIRST: both the
  * interface-level and the application-level nodes, preferring application-level when present).
@@ -256,12 +266,28 @@ public final class InteropConsumer {
         }
         RegistryConfig reg = new RegistryConfig(registry == null ? RegistryConfig.NO_AVAILABLE : registry);
 
-        DubboBootstrap.getInstance()
+        ReferenceConfig<Greeter> greeterRef = null;
+        if (args.has("greeter")) {
+            if (!triple) {
+                throw new IllegalArgumentException("--greeter needs a tri:// --url");
+            }
+            greeterRef = new ReferenceConfig<>();
+            greeterRef.setInterface(Greeter.class);
+            greeterRef.setUrl(url);
+            greeterRef.setTimeout(bulkTimeout);
+            greeterRef.setRetries(0);
+            greeterRef.setCheck(false);
+        }
+
+        DubboBootstrap bootstrap = DubboBootstrap.getInstance()
                 .application(app)
                 .registry(reg)
                 .reference(ref)
-                .reference(gref)
-                .start();
+                .reference(gref);
+        if (greeterRef != null) {
+            bootstrap.reference(greeterRef);
+        }
+        bootstrap.start();
 
         InteropService svc = ref.get();
         GenericService generic = gref.get();
@@ -292,6 +318,9 @@ public final class InteropConsumer {
         runTyped(svc, args);
         if (!args.has("no-generic")) {
             runGeneric(generic, svc);
+        }
+        if (greeterRef != null) {
+            runGreeter(greeterRef.get());
         }
         return failed > 0 ? 1 : 0;
     }
@@ -565,6 +594,56 @@ public final class InteropConsumer {
         // ---- $echo (EchoFilter on the provider)
         check("echoService.$echo", () -> eq("echo-me", ((EchoService) svc).$echo("echo-me")));
         check("echoService.$echo-int", () -> eq(48, ((EchoService) svc).$echo(48)));
+    }
+
+    /** The Greeter's unary method in IDL mode (bare protobuf messages over Triple). */
+    private void runGreeter(Greeter greeter) {
+        check("greeter/greet", () -> {
+            GreetReply r = greeter.Greet(GreetRequest.newBuilder().setName("rubbo").build());
+            eq("Hello, rubbo", r.getMessage());
+            eq(0, r.getIndex());
+            eq(0, r.getPayload().size());
+        });
+        check("greeter/empty-name", () -> eq("Hello, ",
+                greeter.Greet(GreetRequest.getDefaultInstance()).getMessage()));
+        check("greeter/unicode-name", () -> eq("Hello, wörld 中文 😀",
+                greeter.Greet(GreetRequest.newBuilder().setName("wörld 中文 😀").build()).getMessage()));
+        check("greeter/payload", () -> {
+            byte[] b = new byte[256];
+            for (int i = 0; i < b.length; i++) {
+                b[i] = (byte) i;
+            }
+            GreetReply r = greeter.Greet(GreetRequest.newBuilder().setName("p").setPayload(ByteString.copyFrom(b)).build());
+            eq("Hello, p", r.getMessage());
+            eq(b, r.getPayload().toByteArray());
+        });
+        check("greeter/payload-1mib", () -> {
+            byte[] b = new byte[1 << 20];
+            for (int i = 0; i < b.length; i++) {
+                b[i] = (byte) (i * 31 + 7);
+            }
+            GreetReply r = greeter.Greet(GreetRequest.newBuilder().setName("big").setPayload(ByteString.copyFrom(b)).build());
+            eq(b, r.getPayload().toByteArray());
+        });
+        check("greeter/error-status", () -> {
+            try {
+                GreetReply r = greeter.Greet(GreetRequest.newBuilder().setName("error").build());
+                throw new AssertionError("no error, got message " + show(r.getMessage()));
+            } catch (RpcException e) {
+                // Dubbo's unary proxy wraps it: RpcException(ExecutionException(StatusRpcException)).
+                TriRpcStatus st = null;
+                for (Throwable t = e; t != null && st == null; t = t.getCause() == t ? null : t.getCause()) {
+                    if (t instanceof StatusRpcException) {
+                        st = ((StatusRpcException) t).getStatus();
+                    }
+                }
+                truth(st != null, "no StatusRpcException in " + e);
+                truth(st.code.code == 3, "expected gRPC status 3 (INVALID_ARGUMENT), got " + st.code);
+                eq("bad name", st.description);
+            }
+        });
+        check("greeter/after-error", () -> eq("Hello, again",
+                greeter.Greet(GreetRequest.newBuilder().setName("again").build()).getMessage()));
     }
 
     @SuppressWarnings("unchecked")

@@ -20,6 +20,8 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  * {@code --register-mode} (Dubbo default {@code all}): {@code interface} writes only
  * /dubbo/&lt;iface&gt;/providers, {@code instance} only the application-level /services nodes.
  *
+ * With {@code --protocol tri} it also serves {@code org.rubbo.interop.Greeter} (IDL mode, no version).
+ *
  * Prints exactly one stdout line {@code READY <protocol> <port>} once serving, then runs until killed
  * (SIGTERM runs Dubbo's shutdown hook: unregister, close server). Logs go to stderr.
  */
@@ -63,8 +65,16 @@ public final class InteropProvider {
                 .application(app)
                 .registry(reg)
                 .protocol(protocol)
-                .service(service)
-                .start();
+                .service(service);
+        if ("tri".equals(protocolName)) {
+            // The IDL-mode Greeter (CONTRACT.md section 2) beside InteropService, on the same port.
+            // No version: gRPC clients send no tri-service-version.
+            ServiceConfig<Greeter> greeter = new ServiceConfig<>();
+            greeter.setInterface(Greeter.class);
+            greeter.setRef(new GreeterImpl());
+            bootstrap.service(greeter);
+        }
+        bootstrap.start();
 
         System.out.println("READY " + protocolName + " " + port);
         System.out.flush();
