@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use rubbo_common::keys::{
-    BACKUP_KEY, Check, Dynamic, EnableEmptyProtection, NotifyDelay, RegistryTimeout, SESSION_KEY,
-    SessionTimeout, ZK_WATCH_KEY, ZkSessionExpire, ZkWatch,
+    Check, Dynamic, EnableEmptyProtection, NotifyDelay, RegistryTimeout, ZK_WATCH_KEY, ZkWatch,
 };
 use rubbo_common::{BoxFuture, Url};
 use rubbo_registry::{
@@ -24,6 +23,7 @@ use crate::children::ChildCache;
 use crate::nodes::{NOT_SERVICES, NodeModes, create_node};
 use crate::paths;
 use crate::session::SessionShared;
+use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
 use crate::subscription::{watch_category, watch_services};
 
 /// How categories are watched, from the registry URL's `zk.watch` ([`ZkWatch`]):
@@ -70,6 +70,8 @@ const UNSUPPORTED: u8 = 2;
 pub struct ZookeeperRegistry {
     inner: Arc<Inner>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// This registry's hold on the (maybe shared) session.
+    session: Mutex<Option<Arc<SessionOwner>>>,
 }
 
 pub(crate) struct Inner {
@@ -117,27 +119,18 @@ impl ZookeeperRegistry {
     ///
     /// Must be called inside a tokio runtime.
     pub async fn connect(url: Url) -> RegistryResult<ZookeeperRegistry> {
-        let host = url
-            .host()
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| RegistryError::Config(format!("no zookeeper address in {url}")))?;
-        let port = if url.port() == 0 { 2181 } else { url.port() };
-        let mut connect_string = format!("{host}:{port}");
-        if let Some(backup) = url.get_param(BACKUP_KEY).filter(|b| !b.is_empty()) {
-            connect_string.push(',');
-            connect_string.push_str(backup);
-        }
-        let session_timeout = match url.get_param(SESSION_KEY) {
-            Some(_) => url.param::<SessionTimeout>(),
-            None => url.param::<ZkSessionExpire>(),
-        };
-        let auth = url
-            .username()
-            .filter(|u| !u.is_empty())
-            .map(|u| match url.password() {
-                Some(p) => format!("{u}:{p}"),
-                None => u.to_owned(),
-            });
+        Self::connect_shared(url, &ZookeeperSessions::new()).await
+    }
+
+    /// As [`connect`](Self::connect), with the session of `sessions` for this address
+    /// (shared with the config center on the same ZooKeeper), started when none is live.
+    pub async fn connect_shared(
+        url: Url,
+        sessions: &ZookeeperSessions,
+    ) -> RegistryResult<ZookeeperRegistry> {
+        let params = SessionParams::of(&url)?;
+        let auth = params.auth.clone();
+        let connect_string = params.connect_string.clone();
         let connect_timeout = url.param::<RegistryTimeout>();
         let notify_delay = url.param::<NotifyDelay>();
         let watch_mode = match url.str_param::<ZkWatch>() {
@@ -151,7 +144,8 @@ impl ZookeeperRegistry {
             }
         };
         let modes = NodeModes::new(auth.is_some());
-        let session = SessionShared::new(connect_string.clone(), session_timeout, auth);
+        let owner = sessions.get(&params);
+        let session = owner.shared.clone();
         let inner = Arc::new(Inner {
             root: paths::root_path(&url),
             address: connect_string,
@@ -167,11 +161,11 @@ impl ZookeeperRegistry {
             registered: Mutex::new(Vec::new()),
             subscriptions: Mutex::new(Vec::new()),
         });
-        let session_task = tokio::spawn(session.clone().run());
         let recover_task = tokio::spawn(recover_loop(inner.clone()));
         let registry = ZookeeperRegistry {
             inner,
-            tasks: Mutex::new(vec![session_task, recover_task]),
+            tasks: Mutex::new(vec![recover_task]),
+            session: Mutex::new(Some(owner)),
         };
         let mut rx = session.conn.subscribe();
         let connected = tokio::time::timeout(connect_timeout, rx.wait_for(Option::is_some)).await;
@@ -212,7 +206,8 @@ impl ZookeeperRegistry {
         for s in self.inner.subscriptions.lock().drain(..) {
             s.abort();
         }
-        self.inner.session.conn.send_replace(None);
+        // The session ends when its last holder lets go.
+        drop(self.session.lock().take());
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod cache;
 mod category;
+mod dynamic_config;
 mod error;
 mod factory;
 mod failback;
@@ -16,6 +17,12 @@ pub use category::{
     categories, category_of, consumer_register_url, empty_url, group_by_category, is_any_interface,
     is_empty_url, is_match, is_match_category, list_category, resolve_registry_url,
     should_register, should_subscribe, subscribe_url,
+};
+pub use dynamic_config::{
+    CONDITION_ROUTER_SUFFIX, CONFIGURATORS_SUFFIX, ConfigChangeEvent, ConfigChangeType, ConfigItem,
+    ConfigurationListener, DEFAULT_GROUP, DynamicConfiguration, DynamicConfigurationFactory,
+    MemoryDynamicConfiguration, SharedConfigListener, SharedDynamicConfiguration,
+    TAG_ROUTER_SUFFIX, process_safely, rule_key, same_config_listener,
 };
 pub use error::RegistryError;
 pub use factory::{

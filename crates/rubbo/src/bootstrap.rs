@@ -41,10 +41,11 @@ use rubbo_common::{
 };
 use rubbo_protocol_dubbo::DubboProtocol;
 use rubbo_protocol_triple::{TRIPLE, TripleProtocol};
-use rubbo_registry::RegistryFactory;
+use rubbo_registry::{DynamicConfigurationFactory, RegistryFactory, SharedDynamicConfiguration};
 use tracing::info;
 
 use crate::codegen::{Dispatch, ServerInvoker, ServiceDescriptor};
+use crate::config_center::{ConfigCenter, Source};
 use crate::registry_protocol::{RegistryProtocol, config_err};
 
 mod config;
@@ -52,10 +53,23 @@ mod config;
 /// The registry factories built in: `memory`, `dubbo` (the dev registry, see
 /// [`crate::dev_registry`]), and `zookeeper` with the feature.
 pub fn registry_factories() -> ExtensionTable<dyn RegistryFactory> {
+    registry_factories_on(&Sessions::default())
+}
+
+/// ZooKeeper sessions shared by the registries and the config center of one
+/// application (nothing without the `zookeeper` feature).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Sessions {
+    #[cfg(feature = "zookeeper")]
+    zookeeper: rubbo_registry_zookeeper::ZookeeperSessions,
+}
+
+/// [`registry_factories`], with ZooKeeper registries on `sessions`.
+fn registry_factories_on(_sessions: &Sessions) -> ExtensionTable<dyn RegistryFactory> {
     #[cfg(feature = "zookeeper")]
     let t = {
         let mut t = rubbo_registry::registry_factories();
-        rubbo_registry_zookeeper::register_factory(&mut t);
+        rubbo_registry_zookeeper::register_factory_with(&mut t, _sessions.zookeeper.clone());
         t
     };
     #[cfg(not(feature = "zookeeper"))]
@@ -66,6 +80,22 @@ pub fn registry_factories() -> ExtensionTable<dyn RegistryFactory> {
         "dubbo",
         Arc::new(crate::dev_registry::DevRegistryFactory::default()),
     );
+    t
+}
+
+/// The config center factories built in: `zookeeper` with the feature.
+pub fn config_center_factories() -> ExtensionTable<dyn DynamicConfigurationFactory> {
+    config_center_factories_on(&Sessions::default())
+}
+
+fn config_center_factories_on(
+    _sessions: &Sessions,
+) -> ExtensionTable<dyn DynamicConfigurationFactory> {
+    #[allow(unused_mut)]
+    let mut t: ExtensionTable<dyn DynamicConfigurationFactory> =
+        ExtensionTable::new("config center", "zookeeper");
+    #[cfg(feature = "zookeeper")]
+    rubbo_registry_zookeeper::register_config_center_factory(&mut t, _sessions.zookeeper.clone());
     t
 }
 
@@ -94,6 +124,10 @@ pub struct RubboBuilder {
     filters: Vec<(String, Arc<dyn Filter>)>,
     /// URL parameters by scope, from [`config`](Self::config).
     scoped: config::ScopedParams,
+    /// The config center address, from [`config_center`](Self::config_center).
+    config_center: Option<String>,
+    /// A config center instance, from [`dynamic_configuration`](Self::dynamic_configuration).
+    dynamic_configuration: Option<SharedDynamicConfiguration>,
 }
 
 impl RubboBuilder {
@@ -200,6 +234,29 @@ impl RubboBuilder {
         self
     }
 
+    /// The config center (`zookeeper://127.0.0.1:2181?namespace=dubbo&timeout=3000`):
+    /// live governance rules (override, condition and tag routes, as Dubbo Admin
+    /// writes them) are read from it, beside the registry's, and applied while calls
+    /// go on. It is connected at the first reference through a registry. URL
+    /// parameters: `namespace`, `group`, `timeout`, `check` (default true: an
+    /// unreachable config center fails that reference; `false`: references start and
+    /// the rules apply once it is reachable), `dubbo.config-center.root-path` /
+    /// `base-path`. On the same ZooKeeper as a registry it shares its session.
+    pub fn config_center(mut self, address: impl Into<String>) -> Self {
+        let a = address.into();
+        if !a.is_empty() && !a.eq_ignore_ascii_case("N/A") {
+            self.config_center = Some(a);
+        }
+        self
+    }
+
+    /// Uses `cc` as the config center (an in-memory one in tests, or your own
+    /// implementation); it wins over [`config_center`](Self::config_center).
+    pub fn dynamic_configuration(mut self, cc: SharedDynamicConfiguration) -> Self {
+        self.dynamic_configuration = Some(cc);
+        self
+    }
+
     /// Validates the configuration.
     pub fn build(self) -> Result<Rubbo, RpcError> {
         if self.application.is_empty() {
@@ -212,10 +269,24 @@ impl RubboBuilder {
                 Url::parse(r).map_err(|e| config_err(format!("bad registry address {r}: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let sessions = Sessions::default();
         let factories = self
             .registry_factories
             .clone()
-            .unwrap_or_else(|| Arc::new(registry_factories()));
+            .unwrap_or_else(|| Arc::new(registry_factories_on(&sessions)));
+        let config_center = match (&self.dynamic_configuration, &self.config_center) {
+            (Some(cc), _) => ConfigCenter::new(Source::Instance(cc.clone())),
+            (None, Some(address)) => {
+                let url = Url::parse(address)
+                    .map_err(|e| config_err(format!("bad config center address {address}: {e}")))?;
+                let table = config_center_factories_on(&sessions);
+                table
+                    .get(url.protocol().unwrap_or("zookeeper"))
+                    .map_err(|e| config_err(e.to_string()))?;
+                ConfigCenter::new(Source::Url(url, Arc::new(table)))
+            }
+            (None, None) => ConfigCenter::default(),
+        };
         for r in &registries {
             let name = rubbo_registry::resolve_registry_url(r);
             let name = name.protocol().unwrap_or_default();
@@ -244,7 +315,8 @@ impl RubboBuilder {
         let protocols = Arc::new(protocols);
         let cluster = ClusterContext::default();
         let registry_protocol =
-            RegistryProtocol::new(protocols.clone(), factories, cluster.clone());
+            RegistryProtocol::new(protocols.clone(), factories, cluster.clone())
+                .with_config_center(config_center);
         Ok(Rubbo {
             inner: Arc::new(Inner {
                 application: self.application,
@@ -314,6 +386,8 @@ impl Rubbo {
             protocols: Vec::new(),
             filters: Vec::new(),
             scoped: config::ScopedParams::default(),
+            config_center: None,
+            dynamic_configuration: None,
         }
     }
 

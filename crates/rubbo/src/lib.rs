@@ -53,13 +53,14 @@ extern crate self as rubbo;
 mod bootstrap;
 #[doc(hidden)]
 pub mod codegen;
+mod config_center;
 pub mod context;
 pub mod dev_registry;
 mod generic;
 mod java_type;
 pub mod registry_protocol;
 
-pub use bootstrap::{Rubbo, RubboBuilder, protocols, registry_factories};
+pub use bootstrap::{Rubbo, RubboBuilder, config_center_factories, protocols, registry_factories};
 pub use generic::GenericClient;
 pub use java_type::JavaType;
 pub use rubbo_common::filter;

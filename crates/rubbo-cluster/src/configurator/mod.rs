@@ -29,11 +29,15 @@
 //! stripped before applying are Java's list, with `interface` in place of `interfaces`
 //! and `providerAddresses` added.
 
+mod parser;
 mod set;
 
 use rubbo_common::Url;
 use rubbo_common::keys::{self, protocols};
 
+pub use parser::{
+    APP_DYNAMIC_CONFIGURATORS_CATEGORY, DYNAMIC_CONFIGURATORS_CATEGORY, parse_configurators,
+};
 pub use set::Configurators;
 
 /// How a rule changes the URLs it matches.

@@ -13,14 +13,15 @@ use super::matching::match_ip_expression;
 use super::{Candidates, Router};
 use crate::ClusterError;
 
-/// Java's `StringMatch` (without `regex`, which never matches here).
+/// Java's `StringMatch`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StringMatch {
     /// Equal to.
     pub exact: Option<String>,
     /// Starts with.
     pub prefix: Option<String>,
-    /// A regular expression (not supported: never matches).
+    /// A regular expression the whole input must match (Java's `String.matches`); an
+    /// invalid expression matches nothing.
     pub regex: Option<String>,
     /// Equal to, or `*` for anything.
     pub wildcard: Option<String>,
@@ -39,8 +40,8 @@ impl StringMatch {
         if let (Some(p), Some(i)) = (&self.prefix, input) {
             return i.starts_with(p.as_str());
         }
-        if let (Some(_), Some(_)) = (&self.regex, input) {
-            return false;
+        if let (Some(r), Some(i)) = (&self.regex, input) {
+            return regex::Regex::new(&format!("^(?:{r})$")).is_ok_and(|re| re.is_match(i));
         }
         if let (Some(w), Some(i)) = (&self.wildcard, input) {
             return w == i || w == "*";
@@ -337,5 +338,28 @@ impl Router for TagRouter {
                 untagged.filtered(|p| provider_tag(p.url()).is_none_or(|t| !rule.has_tag(t)))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StringMatch;
+
+    #[test]
+    fn regex_matches_the_whole_input_as_javas_string_matches() {
+        let m = StringMatch {
+            regex: Some("gr(a|e)y-[0-9]+".into()),
+            ..StringMatch::default()
+        };
+        assert!(m.is_match(Some("gray-12")));
+        assert!(m.is_match(Some("grey-1")));
+        assert!(!m.is_match(Some("xgray-1")), "whole input, not a substring");
+        assert!(!m.is_match(Some("gray-")));
+        assert!(!m.is_match(None));
+        let bad = StringMatch {
+            regex: Some("(".into()),
+            ..StringMatch::default()
+        };
+        assert!(!bad.is_match(Some("(")));
     }
 }

@@ -111,6 +111,10 @@ impl RubboBuilder {
         if let Some(h) = host {
             self.host = h;
         }
+        let cc = config.config_center();
+        if let Some(address) = cc.address.as_deref().filter(|a| !a.is_empty()) {
+            self = self.config_center(config_center_url(address, &cc.attributes));
+        }
         let list = |m: &std::collections::BTreeMap<String, String>| {
             m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
         };
@@ -130,6 +134,26 @@ impl RubboBuilder {
         };
         self
     }
+}
+
+/// The config center URL of `dubbo.config-center.address` with its `namespace`,
+/// `group`, `timeout` and `check` (a scheme-less address is ZooKeeper's).
+fn config_center_url(
+    address: &str,
+    attributes: &std::collections::BTreeMap<String, String>,
+) -> String {
+    let mut url = if address.contains("://") {
+        address.to_owned()
+    } else {
+        format!("zookeeper://{address}")
+    };
+    for key in ["namespace", "group", "timeout", "check"] {
+        if let Some(v) = attributes.get(key).filter(|v| !v.is_empty()) {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            url.push_str(&format!("{sep}{key}={}", v.trim()));
+        }
+    }
+    url
 }
 
 impl Rubbo {

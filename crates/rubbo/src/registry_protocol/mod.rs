@@ -10,6 +10,7 @@
 //! every subscription has left its registry.
 
 mod exporter;
+mod governance;
 mod invoker;
 mod subscription;
 #[cfg(test)]
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rubbo_cluster::router::DynamicRouters;
-use rubbo_cluster::{ClusterContext, Configurators, Directory, InvokerFactory};
+use rubbo_cluster::{ClusterContext, Directory, InvokerFactory};
 use rubbo_common::keys::{self, Check, CheckTimeout};
 use rubbo_common::{
     BoxFuture, BoxInvoker, ErrorKind, Exporter, ExtensionTable, Invocation, InvokeFuture, Invoker,
@@ -33,8 +34,11 @@ use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 use exporter::{Registered, RegistryExporter};
+use governance::{Governance, RuleSets};
 use invoker::RegistryInvoker;
-use subscription::{Feeds, Subscription};
+use subscription::{Feeds, Subscription, Update};
+
+use crate::config_center::ConfigCenter;
 
 /// How long [`Protocol::destroy`] waits for the subscriptions to leave their registries.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
@@ -84,6 +88,8 @@ pub struct RegistryProtocol {
     subscriptions: TaskTracker,
     /// Cancelled by [`Protocol::destroy`]: the parent of every subscription's token.
     closing: CancellationToken,
+    /// Where live governance rules come from, besides the registry.
+    config_center: ConfigCenter,
 }
 
 impl RegistryProtocol {
@@ -100,7 +106,15 @@ impl RegistryProtocol {
             cluster,
             subscriptions: TaskTracker::new(),
             closing: CancellationToken::new(),
+            config_center: ConfigCenter::default(),
         }
+    }
+
+    /// Takes live governance rules from `config_center` too (see
+    /// [`governance`](self::governance)).
+    pub(crate) fn with_config_center(mut self, config_center: ConfigCenter) -> Self {
+        self.config_center = config_center;
+        self
     }
 
     /// Registers an already exported provider in one more registry; unexporting the
@@ -136,14 +150,14 @@ impl RegistryProtocol {
         // Dynamic configuration: override rules change the URL each provider is listed
         // under (so a change re-refers it), and are laid again over the URL merged with
         // the consumer's, so an override beats both sides, as in Java.
-        let configurators = Arc::new(Configurators::new());
+        let rules = RuleSets::default();
         let factory: InvokerFactory = {
             let protocols = self.protocols.clone();
-            let configurators = configurators.clone();
+            let rules = rules.clone();
             let application = application.clone();
             Arc::new(move |u: Url| {
                 let protocols = protocols.clone();
-                let u = configurators.configure(&u, application.as_deref());
+                let u = rules.configure(&u, application.as_deref());
                 Box::pin(async move {
                     let name = u.protocol().unwrap_or(keys::defaults::PROTOCOL).to_owned();
                     let p = protocols
@@ -157,11 +171,35 @@ impl RegistryProtocol {
         let routers = Arc::new(DynamicRouters::new(REGISTRY_ROUTERS));
         directory.router_chain().add_router(routers.clone());
 
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Update>();
+        // Config center rules are read before the first provider list is applied, so
+        // the first call already sees them.
+        let governance = match self.config_center.get().await? {
+            Some(cc) => {
+                let tx = tx.clone();
+                let changed = Arc::new(move || {
+                    let _ = tx.send(Update::Reconfigure);
+                });
+                Some(
+                    Governance::start(
+                        cc,
+                        &consumer,
+                        application.as_deref(),
+                        &rules,
+                        directory.router_chain().clone(),
+                        changed,
+                    )
+                    .await,
+                )
+            }
+            None => None,
+        };
         let feeds = Feeds {
             directory: directory.clone(),
-            configurators,
+            rules,
             routers,
             application,
+            governance,
         };
         let (mut subscription, first) = Subscription::start(
             registry.clone(),
@@ -169,6 +207,7 @@ impl RegistryProtocol {
             feeds,
             self.closing.child_token(),
             &self.subscriptions,
+            (tx, rx),
         )
         .await?;
 
@@ -285,6 +324,7 @@ impl Protocol for RegistryProtocol {
     fn destroy(&self) -> BoxFuture<'static, ()> {
         let closing = self.closing.clone();
         let tasks = self.subscriptions.clone();
+        let config_center = self.config_center.clone();
         Box::pin(async move {
             closing.cancel();
             tasks.close();
@@ -297,6 +337,7 @@ impl Protocol for RegistryProtocol {
                     "subscriptions still leaving their registries"
                 );
             }
+            config_center.close().await;
         })
     }
 }

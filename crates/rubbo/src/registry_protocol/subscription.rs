@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use rubbo_cluster::router::DynamicRouters;
-use rubbo_cluster::{Configurators, Directory, DynamicDirectory};
+use rubbo_cluster::{Directory, DynamicDirectory};
 use rubbo_common::{RpcError, Url};
 use rubbo_registry::{
     CONFIGURATORS_CATEGORY, PROVIDERS_CATEGORY, ROUTERS_CATEGORY, SharedListener, SharedRegistry,
@@ -24,14 +24,18 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, info, warn};
 
+use super::governance::{Governance, RuleSets};
 use super::registry_err;
 
 /// What a subscription keeps up to date.
 #[derive(Debug, Clone)]
 pub(super) struct Feeds {
     pub(super) directory: Arc<DynamicDirectory>,
-    pub(super) configurators: Arc<Configurators>,
+    /// Override rules: the registry's, and the config center's by scope.
+    pub(super) rules: RuleSets,
     pub(super) routers: Arc<DynamicRouters>,
+    /// The config center's rules for this reference, when there is a config center.
+    pub(super) governance: Option<Arc<Governance>>,
     /// The consumer's application, which override rules may name.
     pub(super) application: Option<String>,
 }
@@ -45,10 +49,18 @@ pub(super) struct Subscription {
 }
 
 /// What the task applies, in order.
-enum Update {
+pub(super) enum Update {
     Providers(Vec<Url>),
     Configurators(Vec<Url>),
+    /// The config center's override rules changed: list the providers again.
+    Reconfigure,
 }
+
+/// The channel of a subscription's task.
+pub(super) type Updates = (
+    mpsc::UnboundedSender<Update>,
+    mpsc::UnboundedReceiver<Update>,
+);
 
 impl Subscription {
     /// Registers `consumer` (when it should be), subscribes to its categories in
@@ -60,8 +72,8 @@ impl Subscription {
         feeds: Feeds,
         token: CancellationToken,
         tasks: &TaskTracker,
+        (tx, rx): Updates,
     ) -> Result<(Self, oneshot::Receiver<()>), RpcError> {
-        let (tx, rx) = mpsc::unbounded_channel::<Update>();
         let (first_tx, first_rx) = oneshot::channel::<()>();
         let listener = listener(tx, feeds.routers.clone());
         let registered = if should_register(consumer) {
@@ -178,15 +190,26 @@ impl Task {
             match update {
                 Update::Providers(urls) => providers = Some(urls),
                 Update::Configurators(urls) => {
-                    let rules = self.feeds.configurators.replace_urls(&urls);
+                    let rules = self.feeds.rules.registry.replace_urls(&urls);
                     info!(service = %self.service, rules, "override rules replaced");
                 }
+                Update::Reconfigure => {}
             }
             let Some(list) = &providers else { continue };
+            if let Some(g) = &self.feeds.governance {
+                // The tag route is the provider application's (Java's TagStateRouter).
+                let app = list
+                    .iter()
+                    .find_map(|p| p.get_param(rubbo_common::keys::APPLICATION_KEY))
+                    .filter(|a| !a.is_empty());
+                if let Some(app) = app {
+                    g.follow_provider_app(app).await;
+                }
+            }
             let application = self.feeds.application.as_deref();
             let listed: Vec<Url> = list
                 .iter()
-                .map(|p| self.feeds.configurators.configure(p, application))
+                .map(|p| self.feeds.rules.configure(p, application))
                 .collect();
             self.feeds.directory.notify(listed).await;
             if let Some(f) = self.first.take() {
@@ -206,6 +229,9 @@ impl Task {
             if let Err(e) = self.registry.unregister(url).await {
                 warn!(service = %self.service, error = %e, "consumer unregister failed");
             }
+        }
+        if let Some(g) = &self.feeds.governance {
+            g.close();
         }
         self.feeds.directory.destroy();
         debug!(service = %self.service, "subscription closed");

@@ -201,8 +201,14 @@ impl ConditionRule {
             conditions: Vec::new(),
             multi_dest: Vec::new(),
         };
-        let Some(Yaml::Sequence(items)) = doc.get("conditions") else {
-            return Ok(rule);
+        let items = match doc.get("conditions") {
+            Some(Yaml::Sequence(items)) => items,
+            None | Some(Yaml::Null) => return Ok(rule),
+            Some(other) => {
+                return Err(invalid(format!(
+                    "conditions: expected a list, got {other:?}"
+                )));
+            }
         };
         for item in items {
             match item {
