@@ -120,6 +120,17 @@ keys! {
     FORCE_TAG_KEY = "dubbo.force.tag";
     /// Start-up check of providers.
     CHECK_KEY = "check";
+    /// Config center namespace (ZooKeeper: the root node, `/{namespace}/config`).
+    NAMESPACE_KEY = "namespace";
+    /// Config center root path (`dubbo.config-center.root-path`), over namespace and
+    /// base path.
+    CONFIG_CENTER_ROOT_PATH_KEY = "dubbo.config-center.root-path";
+    /// Config center base path under the namespace (`dubbo.config-center.base-path`,
+    /// default `/config`).
+    CONFIG_CENTER_BASE_PATH_KEY = "dubbo.config-center.base-path";
+    /// On a registry: whether it serves as the config center when none is configured
+    /// (unset: yes, if its protocol has one).
+    USE_AS_CONFIG_CENTER_KEY = "use-as-config-center";
     /// Whether a registered node is ephemeral.
     DYNAMIC_KEY = "dynamic";
     /// Whether a service is registered.

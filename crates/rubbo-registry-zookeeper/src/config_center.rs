@@ -23,13 +23,13 @@ use crate::session::SessionShared;
 use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
 use watch::KeyWatch;
 
+/// URL parameter naming the part after the namespace (default `/config`).
+pub use rubbo_common::keys::CONFIG_CENTER_BASE_PATH_KEY as BASE_PATH_KEY;
 /// URL parameter naming the config root in full (Java's
 /// `TreePathDynamicConfiguration.CONFIG_ROOT_PATH_PARAM_NAME`).
-pub const ROOT_PATH_KEY: &str = "dubbo.config-center.root-path";
-/// URL parameter naming the part after the namespace (default `/config`).
-pub const BASE_PATH_KEY: &str = "dubbo.config-center.base-path";
+pub use rubbo_common::keys::CONFIG_CENTER_ROOT_PATH_KEY as ROOT_PATH_KEY;
 /// URL parameter naming the namespace, the first path segment (default `dubbo`).
-pub const NAMESPACE_KEY: &str = "namespace";
+pub use rubbo_common::keys::NAMESPACE_KEY;
 
 /// Collapses repeated `/`, starts with `/`, drops a trailing `/` (Java's
 /// `PathUtils.normalize` as the tree-path configuration uses it).

@@ -108,6 +108,35 @@ pub fn protocols() -> ExtensionTable<dyn Protocol> {
     t
 }
 
+/// With no config center configured, the first registry whose protocol has one
+/// (ZooKeeper) serves as the config center, unless it says `use-as-config-center=false`:
+/// Java's `useRegistryAsConfigCenterIfNecessary`, which is how rules that Dubbo Admin
+/// writes next to the registrations reach applications that configured only a
+/// registry. Its `group` is the config center's namespace and group, as in Java; it
+/// shares the registry's session, and never fails a reference the registry serves
+/// (`check=false`: rules apply once it is reachable).
+fn registry_as_config_center(registries: &[Url], sessions: &Sessions) -> ConfigCenter {
+    let table = config_center_factories_on(sessions);
+    for r in registries {
+        let r = rubbo_registry::resolve_registry_url(r);
+        if r.get_param(keys::USE_AS_CONFIG_CENTER_KEY)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
+        {
+            continue;
+        }
+        let Some(protocol) = r.protocol().filter(|p| table.contains(p)) else {
+            continue;
+        };
+        let mut url = r.with_param(keys::CHECK_KEY, "false");
+        if let Some(group) = r.get_param(keys::GROUP_KEY).map(str::to_owned) {
+            url = url.with_param(keys::NAMESPACE_KEY, group);
+        }
+        info!(registry = %r.address(), protocol, "the registry serves as config center too");
+        return ConfigCenter::new(Source::Url(url, Arc::new(table)));
+    }
+    ConfigCenter::default()
+}
+
 /// Builds a [`Rubbo`]. See [`Rubbo::builder`].
 #[derive(Debug, Clone)]
 pub struct RubboBuilder {
@@ -285,7 +314,7 @@ impl RubboBuilder {
                     .map_err(|e| config_err(e.to_string()))?;
                 ConfigCenter::new(Source::Url(url, Arc::new(table)))
             }
-            (None, None) => ConfigCenter::default(),
+            (None, None) => registry_as_config_center(&registries, &sessions),
         };
         for r in &registries {
             let name = rubbo_registry::resolve_registry_url(r);
@@ -757,5 +786,37 @@ impl rubbo_common::Invoker for Rebased {
     }
     fn url(&self) -> &Url {
         &self.url
+    }
+}
+
+#[cfg(all(test, feature = "zookeeper"))]
+mod tests {
+    use super::*;
+
+    fn center_of(registries: &[&str]) -> String {
+        let urls: Vec<Url> = registries
+            .iter()
+            .map(|r| Url::parse(r).expect("a registry URL"))
+            .collect();
+        format!(
+            "{:?}",
+            registry_as_config_center(&urls, &Sessions::default())
+        )
+    }
+
+    #[test]
+    fn a_zookeeper_registry_serves_as_config_center_unless_told_not_to() {
+        let zk = center_of(&["zookeeper://127.0.0.1:2181"]);
+        assert!(zk.contains("127.0.0.1:2181"), "{zk}");
+        let wrapped = center_of(&["registry://127.0.0.1:2182?registry=zookeeper"]);
+        assert!(wrapped.contains("127.0.0.1:2182"), "{wrapped}");
+        let off = center_of(&["zookeeper://127.0.0.1:2181?use-as-config-center=false"]);
+        assert!(off.contains("none"), "{off}");
+        // The development registry has no config center: none.
+        let dev = center_of(&["dubbo://127.0.0.1:9090"]);
+        assert!(dev.contains("none"), "{dev}");
+        // The first registry that can serves.
+        let second = center_of(&["dubbo://127.0.0.1:9090", "zookeeper://127.0.0.1:2183"]);
+        assert!(second.contains("127.0.0.1:2183"), "{second}");
     }
 }

@@ -112,12 +112,12 @@ async fn provider(registry: &str, name: &str, delay: Duration) -> (Rubbo, u16) {
     (p, url.port())
 }
 
-/// A consumer `gov-consumer` with the registry also as config center.
+/// A consumer `gov-consumer` with a ZooKeeper registry and no config center
+/// configured: the registry serves as config center too, as in Java.
 async fn consumer(registry: &str, params: &[(&str, &str)]) -> (Rubbo, GovClient) {
     let mut b = Rubbo::builder()
         .application("gov-consumer")
         .registry(registry)
-        .config_center(registry)
         .param("retries", "0");
     for (k, v) in params {
         b = b.param(*k, *v);
