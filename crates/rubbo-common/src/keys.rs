@@ -177,6 +177,11 @@ keys! {
     TRANSPORTER_KEY = "transporter";
     /// The Rubbo release of a provider or consumer (Rubbo only).
     RUBBO_VERSION_KEY = "rubbo";
+    /// The methods of a provider that Triple serves in IDL (protobuf) mode, comma
+    /// separated: the request and response are bare protobuf messages, not wrappers
+    /// (Rubbo only; written from the service descriptor, as Java decides per method
+    /// from its types in `ReflectionPackableMethod`).
+    IDL_METHODS_KEY = "idl-methods";
     /// Asynchronous call flag (attachment).
     ASYNC_KEY = "async";
     /// The remaining timeout of a countdown call, in ms (attachment).

@@ -1,5 +1,7 @@
 //! The consumer side: an invoker calling one provider over the shared HTTP/2
-//! connection of its address, in wrapper mode.
+//! connection of its address. A call whose argument is one protobuf message (what
+//! `rubbo-build` clients send) goes in IDL mode, the message as it is; any other in
+//! wrapper mode.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +13,10 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use prost::Message;
 use rubbo_common::keys::{self, Timeout};
-use rubbo_common::{Invocation, InvokeFuture, Invoker, RpcError, RpcResult, Url};
+use rubbo_common::{
+    Arguments, Encoded, Invocation, InvokeFuture, Invoker, Payload, RpcError, RpcResult, Url,
+};
+use rubbo_serialization::{PROTOBUF, is_protobuf};
 use tracing::{Instrument, debug};
 
 use crate::channel::Channel;
@@ -78,8 +83,11 @@ impl TripleInvoker {
         }
     }
 
-    /// Builds the request of `inv` and how long it may take.
-    fn prepare(&self, inv: &Invocation) -> Result<(Request<Full<Bytes>>, Duration), RpcError> {
+    /// Builds the request of `inv`, how long it may take and whether it is in IDL mode.
+    fn prepare(
+        &self,
+        inv: &Invocation,
+    ) -> Result<(Request<Full<Bytes>>, Duration, bool), RpcError> {
         let inner = &self.inner;
         if inner.destroyed.load(Ordering::Acquire) {
             return Err(RpcError::network(format!(
@@ -93,9 +101,15 @@ impl TripleInvoker {
             Some(d) => d.saturating_duration_since(Instant::now()),
             None => inner.url.method_param::<Timeout>(inv.method()),
         };
-        let wrapper = TripleRequestWrapper::for_invocation(inv)
-            .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
-        let body = frame::encode(&wrapper.encode_to_vec())
+        let idl = idl_message(inv.arguments());
+        let message = match idl {
+            Some(m) => m.clone(),
+            None => TripleRequestWrapper::for_invocation(inv)
+                .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?
+                .encode_to_vec()
+                .into(),
+        };
+        let body = frame::encode(&message)
             .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
         if inner.payload > 0 && body.len() as i64 - frame::PREFIX_LEN as i64 > inner.payload {
             return Err(RpcError::serialization(format!(
@@ -127,14 +141,24 @@ impl TripleInvoker {
             keys::TIMEOUT_KEY,
             HeaderValue::from(timeout.as_millis() as u64),
         );
-        Ok((req, timeout))
+        Ok((req, timeout, idl.is_some()))
+    }
+}
+
+/// The request message of an IDL-mode call: the one argument, a protobuf message.
+fn idl_message(args: &Arguments) -> Option<&Bytes> {
+    match args {
+        Arguments::Encoded { count: 1, encoded } if is_protobuf(encoded.serialization) => {
+            Some(&encoded.bytes)
+        }
+        _ => None,
     }
 }
 
 impl Invoker for TripleInvoker {
     fn invoke(&self, inv: Invocation) -> InvokeFuture {
         let span = tracing::debug_span!("triple.call", method = %inv.method(), peer = %self.inner.url.address());
-        let (req, timeout) = match self.prepare(&inv) {
+        let (req, timeout, idl) = match self.prepare(&inv) {
             Ok(p) => p,
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
@@ -146,7 +170,7 @@ impl Invoker for TripleInvoker {
                 let mut sender = inner.channel.sender().await?;
                 sender.ready().await.map_err(network)?;
                 let resp = sender.send_request(req).await.map_err(network)?;
-                read_response(resp, inner.payload).await
+                read_response(resp, inner.payload, idl).await
             };
             match tokio::time::timeout(timeout, exchange).await {
                 Ok(r) => r,
@@ -179,10 +203,12 @@ fn network(e: hyper::Error) -> RpcError {
 }
 
 /// Reads a unary response: the status from the trailers (or from the headers of a
-/// trailers-only response), then the one message.
+/// trailers-only response), then the one message: the reply itself in IDL mode
+/// (`idl`), a response wrapper otherwise.
 async fn read_response(
     resp: http::Response<Incoming>,
     payload: i64,
+    idl: bool,
 ) -> Result<RpcResult, RpcError> {
     let (parts, body) = resp.into_parts();
     let content_type = headers::get(&parts.headers, "content-type").unwrap_or("");
@@ -243,9 +269,13 @@ async fn read_response(
     }
     let message = frame::decode_unary(&data, payload)
         .map_err(|e| RpcError::serialization(format!("bad response message: {e}")))?;
-    let mut result = TripleResponseWrapper::decode_strict(message)
-        .and_then(|w| w.into_result(exception))
-        .map_err(|e| RpcError::serialization(format!("cannot decode response: {e}")))?;
+    let mut result = if idl {
+        RpcResult::value(Payload::Encoded(Encoded::new(&PROTOBUF, message)))
+    } else {
+        TripleResponseWrapper::decode_strict(message)
+            .and_then(|w| w.into_result(exception))
+            .map_err(|e| RpcError::serialization(format!("cannot decode response: {e}")))?
+    };
     if let Some(t) = &trailers {
         result
             .attachments_mut()

@@ -1,5 +1,6 @@
 //! The provider side: one HTTP/2 server per bind address, routing each
-//! `POST /{service}/{method}` to its exported service in wrapper mode.
+//! `POST /{service}/{method}` to its exported service, in IDL (protobuf) mode for the
+//! methods the provider URL lists in `idl-methods` and in wrapper mode otherwise.
 //!
 //! HTTP/2 with prior knowledge only, for now: an HTTP/1.1 request (h2c upgrade, or
 //! Triple's JSON form) gets a plain-text refusal saying so, and bytes that are
@@ -19,7 +20,10 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use parking_lot::Mutex;
 use prost::Message;
-use rubbo_common::{Invocation, Outcome, Peer, RpcError, RpcResult, keys};
+use rubbo_common::{
+    Arguments, Encoded, Invocation, Outcome, Payload, Peer, RpcError, RpcResult, Url, keys,
+};
+use rubbo_serialization::{PROTOBUF, is_protobuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
@@ -251,7 +255,7 @@ impl Handler {
                 Code::Unimplemented,
                 &format!(
                     "content-type {content_type:?} is not supported: only application/grpc \
-                     (wrapper mode) is served for now"
+                     and application/grpc+proto are served for now"
                 ),
             );
         }
@@ -340,6 +344,24 @@ impl Handler {
                 }
             }
         };
+        let idl = is_idl(exported.invoker.url(), method);
+        if idl {
+            let content_type = headers::get(req.headers(), "content-type").unwrap_or("");
+            if content_type != GRPC && content_type != headers::GRPC_PROTO {
+                warn!(
+                    service_path,
+                    method, content_type, "IDL method, not protobuf"
+                );
+                return Err((
+                    Code::Unimplemented,
+                    format!(
+                        "content-type {content_type:?} is not supported by {method}: it is \
+                         served in IDL (protobuf) mode, as application/grpc or \
+                         application/grpc+proto"
+                    ),
+                ));
+            }
+        }
         let mut attachments = headers::attachments_from(req.headers());
         let app = headers::get(req.headers(), headers::CONSUMER_APP_NAME).map(str::to_owned);
         let limit = if self.payload > 0 {
@@ -370,17 +392,27 @@ impl Handler {
             warn!(peer = %peer.remote, method, error = %e, "bad request message");
             (code_for_decode(&e), e.to_string())
         })?;
-        let wrapper = TripleRequestWrapper::decode_strict(message).map_err(|e| {
-            warn!(peer = %peer.remote, method, error = %e, "bad request wrapper");
-            (code_for_decode(&e), e.to_string())
-        })?;
-        let arguments = wrapper.arguments().map_err(|e| {
-            warn!(peer = %peer.remote, method, error = %e, "undecodable arguments");
-            (Code::Internal, format!("cannot decode the arguments: {e}"))
-        })?;
-        let mut inv = Invocation::new(exported.interface.clone(), method)
-            .with_parameter_types(wrapper.descriptor())
-            .with_arguments(arguments);
+        // IDL mode: the message is the request, handed on as it came. Wrapper mode:
+        // the arguments inside the wrapper, and the wrapper's serialization answers.
+        let (arguments, parameter_types, serialize_type) = if idl {
+            let encoded = Encoded::new(&PROTOBUF, message);
+            (Arguments::Encoded { count: 1, encoded }, None, None)
+        } else {
+            let wrapper = TripleRequestWrapper::decode_strict(message).map_err(|e| {
+                warn!(peer = %peer.remote, method, error = %e, "bad request wrapper");
+                (code_for_decode(&e), e.to_string())
+            })?;
+            let arguments = wrapper.arguments().map_err(|e| {
+                warn!(peer = %peer.remote, method, error = %e, "undecodable arguments");
+                (Code::Internal, format!("cannot decode the arguments: {e}"))
+            })?;
+            let types = wrapper.descriptor();
+            (arguments, Some(types), Some(wrapper.serialize_type))
+        };
+        let mut inv = Invocation::new(exported.interface.clone(), method).with_arguments(arguments);
+        if let Some(types) = parameter_types {
+            inv = inv.with_parameter_types(types);
+        }
         if let Some(v) = &exported.version {
             inv = inv.with_version(v.clone());
         }
@@ -398,8 +430,82 @@ impl Handler {
         }
         debug!(service = %exported.interface, method, peer = %remote, "invoke");
         let result = exported.invoker.invoke(inv).await;
-        Ok(respond(result, &wrapper.serialize_type, method))
+        Ok(match serialize_type {
+            Some(t) => respond(result, &t, method),
+            None => respond_idl(result, method),
+        })
     }
+}
+
+/// Whether `method` of the service exported at `url` is served in IDL mode: it is
+/// listed in `idl-methods`; or the service has IDL methods and this is none of its
+/// methods (so its dispatcher answers `UNIMPLEMENTED`, not the wrapper decoder).
+fn is_idl(url: &Url, method: &str) -> bool {
+    let listed = |key: &str| {
+        url.get_param(key)
+            .is_some_and(|list| list.split(',').any(|m| m.trim() == method))
+    };
+    match url.get_param(keys::IDL_METHODS_KEY) {
+        Some(list) if !list.trim().is_empty() => {
+            listed(keys::IDL_METHODS_KEY) || !listed(keys::METHODS_KEY)
+        }
+        _ => false,
+    }
+}
+
+/// The response of an IDL-mode call: the reply message in the body and `grpc-status`
+/// 0 in the trailers, or an error status (a business exception too, as Java's IDL
+/// mode sends it: `UNKNOWN` with the message, no exception object).
+fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<UnaryBody> {
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            debug!(method, error = %e, "call failed");
+            return refuse(
+                StatusCode::OK,
+                status::code_for_error(&e),
+                status::message_for_error(&e),
+            );
+        }
+    };
+    let (outcome, attachments) = result.into_parts();
+    let message = match outcome {
+        Outcome::Value(Payload::Encoded(e)) if is_protobuf(e.serialization) => e.bytes,
+        // An empty message: every field at its default.
+        Outcome::Value(Payload::Null) => Bytes::new(),
+        Outcome::Value(_) => {
+            warn!(
+                method,
+                "IDL method returned a value that is not a protobuf message"
+            );
+            return refuse(
+                StatusCode::OK,
+                Code::Internal,
+                &format!(
+                    "{method} is an IDL method but returned a value that is not a protobuf message"
+                ),
+            );
+        }
+        Outcome::Exception(e) => {
+            debug!(method, exception = %e, "business exception");
+            let e = RpcError::from_biz(e);
+            return refuse(StatusCode::OK, Code::Unknown, e.message());
+        }
+    };
+    let data = match frame::encode(&message) {
+        Ok(d) => d,
+        Err(e) => {
+            warn!(method, error = %e, "cannot frame the response");
+            return refuse(StatusCode::OK, Code::Internal, &e.to_string());
+        }
+    };
+    let mut trailers = HeaderMap::new();
+    headers::put_attachments(&mut trailers, &attachments);
+    put_status(&mut trailers, Code::Ok, "");
+    let mut r = Response::new(UnaryBody::new(Some(data), Some(trailers)));
+    r.headers_mut()
+        .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
+    r
 }
 
 /// The response of a call that reached the service: the outcome in the body (also a
@@ -414,7 +520,11 @@ fn respond(
         Ok(r) => r,
         Err(e) => {
             debug!(method, error = %e, "call failed");
-            return refuse(StatusCode::OK, status::code_for_error(&e), e.message());
+            return refuse(
+                StatusCode::OK,
+                status::code_for_error(&e),
+                status::message_for_error(&e),
+            );
         }
     };
     let (outcome, attachments) = result.into_parts();
@@ -446,4 +556,25 @@ fn respond(
         );
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idl_methods_and_unknown_methods_of_an_idl_service_are_served_unwrapped() {
+        let idl = Url::parse("tri://h:1/p.Greeter?methods=Greet&idl-methods=Greet").unwrap();
+        assert!(is_idl(&idl, "Greet"));
+        assert!(
+            is_idl(&idl, "Shout"),
+            "its dispatcher answers UNIMPLEMENTED"
+        );
+        let wrapper = Url::parse("tri://h:1/a.Echo?methods=echo,ping").unwrap();
+        assert!(!is_idl(&wrapper, "echo"));
+        assert!(!is_idl(&wrapper, "unknown"));
+        let mixed = Url::parse("tri://h:1/a.M?methods=greet,echo&idl-methods=greet").unwrap();
+        assert!(is_idl(&mixed, "greet"));
+        assert!(!is_idl(&mixed, "echo"));
+    }
 }

@@ -117,13 +117,124 @@ impl fmt::Display for Code {
     }
 }
 
+/// A gRPC status: a code and a message, what an IDL (protobuf) method fails with and
+/// what reaches the peer as `grpc-status` and `grpc-message` (Java's
+/// `StatusRpcException`, tonic's `Status`).
+///
+/// It travels through filters and clusters inside an [`RpcError`] (as its
+/// [`source`](std::error::Error::source)), so the code survives: the server answers it,
+/// and the consumer's error carries the code and message it received.
+///
+/// ```
+/// use rubbo_common::RpcError;
+/// use rubbo_protocol_triple::{Code, Status};
+///
+/// let e = RpcError::from(Status::invalid_argument("bad name"));
+/// let back = Status::from_error(&e);
+/// assert_eq!((back.code(), back.message()), (Code::InvalidArgument, "bad name"));
+/// // Any other error has the code its kind maps to.
+/// assert_eq!(Status::from_error(&RpcError::timeout("slow")).code(), Code::DeadlineExceeded);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("grpc-status {code}: {message}")]
+pub struct Status {
+    code: Code,
+    message: String,
+}
+
+impl Status {
+    /// A status with `code` and `message`.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Status {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// `INVALID_ARGUMENT` (3).
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Self::new(Code::InvalidArgument, message)
+    }
+
+    /// `NOT_FOUND` (5).
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(Code::NotFound, message)
+    }
+
+    /// `UNIMPLEMENTED` (12).
+    pub fn unimplemented(message: impl Into<String>) -> Self {
+        Self::new(Code::Unimplemented, message)
+    }
+
+    /// `INTERNAL` (13).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(Code::Internal, message)
+    }
+
+    /// `UNKNOWN` (2).
+    pub fn unknown(message: impl Into<String>) -> Self {
+        Self::new(Code::Unknown, message)
+    }
+
+    /// The code.
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    /// The message (`grpc-message`, decoded).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The status an error stands for: the status it carries, or the code of its kind
+    /// ([`code_for_error`]) and its message.
+    pub fn from_error(e: &RpcError) -> Status {
+        match carried(e) {
+            Some(s) => s.clone(),
+            None => Status::new(code_for_error(e), e.message()),
+        }
+    }
+}
+
+/// The status `e` carries, if it was made from one.
+fn carried(e: &RpcError) -> Option<&Status> {
+    std::error::Error::source(e).and_then(|s| s.downcast_ref::<Status>())
+}
+
+impl From<Status> for RpcError {
+    /// An error of the kind the consumer maps the code to ([`error_for_status`]),
+    /// carrying the status.
+    fn from(s: Status) -> RpcError {
+        error_for_status(s.code, &s.message)
+    }
+}
+
+impl From<RpcError> for Status {
+    fn from(e: RpcError) -> Status {
+        Status::from_error(&e)
+    }
+}
+
+/// The message a provider sends in `grpc-message` for `e`: the carried status's
+/// message, or the error's.
+pub fn message_for_error(e: &RpcError) -> &str {
+    match carried(e) {
+        Some(s) => s.message(),
+        None => e.message(),
+    }
+}
+
 /// The code a provider answers for an error raised before or instead of the service's
-/// own outcome (Java's `dubboCodeToTriCode`).
+/// own outcome (Java's `dubboCodeToTriCode`); an error carrying a [`Status`] answers
+/// its code.
 ///
 /// One difference: a missing method is [`Code::Unimplemented`] (what gRPC peers
 /// expect and what Java answers for a missing service), where Java maps its
 /// `METHOD_NOT_FOUND` code to `NOT_FOUND`.
 pub fn code_for_error(e: &RpcError) -> Code {
+    if let Some(s) = carried(e) {
+        return s.code;
+    }
     match e.kind() {
         ErrorKind::Timeout => Code::DeadlineExceeded,
         ErrorKind::Forbidden => Code::PermissionDenied,
@@ -137,7 +248,7 @@ pub fn code_for_error(e: &RpcError) -> Code {
 
 /// The error a consumer reports for a non-OK `grpc-status` (Java's
 /// `triCodeToDubboCode`, plus `UNAUTHENTICATED` as an authorization error and
-/// `RESOURCE_EXHAUSTED` as a limit).
+/// `RESOURCE_EXHAUSTED` as a limit). It carries the [`Status`] received.
 pub fn error_for_status(code: Code, message: &str) -> RpcError {
     let kind = match code {
         Code::DeadlineExceeded => ErrorKind::Timeout,
@@ -149,6 +260,7 @@ pub fn error_for_status(code: Code, message: &str) -> RpcError {
         _ => ErrorKind::Unknown,
     };
     RpcError::new(kind, format!("grpc-status {code}: {message}"))
+        .with_source(Status::new(code, message))
 }
 
 /// The value of `tri-exception-code` for a business exception: the gRPC code, except
@@ -273,6 +385,21 @@ mod tests {
         assert_eq!(Code::from_http(404), Code::Unimplemented);
         assert_eq!(Code::from_http(503), Code::Unavailable);
         assert_eq!(Code::from_http(500), Code::Unknown);
+    }
+
+    #[test]
+    fn a_status_survives_inside_an_error_both_ways() {
+        let e = RpcError::from(Status::invalid_argument("bad name"));
+        assert_eq!(e.kind(), ErrorKind::Unknown);
+        assert_eq!(code_for_error(&e), Code::InvalidArgument);
+        assert_eq!(message_for_error(&e), "bad name");
+        // What a consumer gets for a received status carries it too.
+        let got = error_for_status(Code::NotFound, "no such user");
+        assert_eq!(
+            Status::from_error(&got),
+            Status::new(Code::NotFound, "no such user")
+        );
+        assert_eq!(message_for_error(&RpcError::timeout("slow")), "slow");
     }
 
     #[test]

@@ -1,9 +1,11 @@
 #![doc = include_str!("../README.md")]
 
 mod hessian2;
+mod protobuf;
 mod table;
 
 pub use hessian2::{HESSIAN2, Hessian2};
+pub use protobuf::{PROTOBUF, Protobuf, is_protobuf};
 pub use table::{Serializations, builtin_by_id};
 
 /// The extension point, re-exported from `rubbo-common` where every layer names it.

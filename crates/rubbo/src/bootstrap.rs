@@ -475,6 +475,10 @@ impl Rubbo {
         if !service.group.is_empty() {
             url = url.with_param(keys::GROUP_KEY, service.group);
         }
+        let idl = service.idl_methods();
+        if !idl.is_empty() {
+            url = url.with_param(keys::IDL_METHODS_KEY, &idl);
+        }
         Ok(url)
     }
 

@@ -74,10 +74,26 @@ pub use rubbo_config as config;
 pub use rubbo_filter::builtin_filters;
 pub use rubbo_hessian2::{BigDecimal, BigInteger, Date};
 pub use rubbo_protocol_dubbo::DubboProtocol;
-pub use rubbo_protocol_triple::TripleProtocol;
+pub use rubbo_protocol_triple::{Code, Status, TripleProtocol};
 
 /// The dynamic value model (Hessian 2 / Java object graph) and its parts.
 pub mod value {
     pub use rubbo_hessian2::{List, Map, Object, Value};
 }
 pub use rubbo_macros::{JavaType, service};
+
+/// Includes the code `rubbo-build` generated for a proto package (`"org.rubbo.interop"`;
+/// `"_"` for protos without a package) from Cargo's `OUT_DIR`, as tonic's
+/// `include_proto!` does.
+///
+/// ```ignore
+/// pub mod greeter {
+///     rubbo::include_proto!("org.rubbo.interop");
+/// }
+/// ```
+#[macro_export]
+macro_rules! include_proto {
+    ($package:tt) => {
+        include!(concat!(env!("OUT_DIR"), concat!("/", $package, ".rs")));
+    };
+}

@@ -1,15 +1,17 @@
 //! The consumer's checks: every contract call with the contract's values plus edge
 //! cases (nulls, empty and 100,000-element collections, long and non-BMP strings,
 //! numeric encoding boundaries, nested POJOs, exceptions, attachments, timeouts,
-//! generic calls). One line per check, `PASS name` or `FAIL name: detail`.
+//! generic calls), and over Triple the Greeter's. One line per check, `PASS name` or
+//! `FAIL name: detail`.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use rubbo::{Arguments, Date, ErrorKind, Invocation, Payload, RpcError, Value};
+use rubbo::{Arguments, Code, Date, ErrorKind, Invocation, Payload, RpcError, Status, Value};
 
 use crate::contract::{Address, Gender, InteropService, InteropServiceClient, User, contract_user};
+use crate::greeter::proto::{GreetReply, GreetRequest, Greeter, GreeterClient};
 
 /// Pass and fail counts.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -594,4 +596,65 @@ fn value_eq(got: Result<Payload, RpcError>, want: Value) -> Result<(), String> {
         Ok(v) => Err(format!("got {}, want {want:?}", short(&v))),
         Err(e) => Err(format!("error: {e}")),
     }
+}
+
+/// The Greeter checks (Triple, IDL mode): `Greet` with a name, with a payload, with
+/// non-ASCII text, and the `"error"` name's status. A provider that does not serve the
+/// Greeter at all (a Java peer without it) gets one `SKIP greeter` line, not counted.
+pub async fn greeter(client: &GreeterClient, r: &mut Report) {
+    let greet = |name: &str, payload: Vec<u8>| {
+        client.greet(GreetRequest {
+            name: name.to_owned(),
+            repeat: 0,
+            payload,
+        })
+    };
+    let first = greet("world", Vec::new()).await;
+    if let Err(s) = &first {
+        if s.code() == Code::Unimplemented && s.message().contains("Invoker for gRPC not found") {
+            println!(
+                "SKIP greeter: the provider does not serve {}: {}",
+                GreeterClient::INTERFACE,
+                s.message()
+            );
+            return;
+        }
+    }
+    let reply = |got: Result<GreetReply, Status>, message: &str, payload: &[u8]| match got {
+        Ok(g) if g.message == message && g.payload == payload && g.index == 0 => Ok(()),
+        Ok(g) => Err(format!(
+            "got message {:?}, index {}, {} payload bytes; want {message:?}, 0, {}",
+            g.message,
+            g.index,
+            g.payload.len(),
+            payload.len()
+        )),
+        Err(s) => Err(format!("error: {s}")),
+    };
+    r.record("greeter/greet", reply(first, "Hello, world", &[]));
+    let payload: Vec<u8> = (0..64 * 1024).map(|i| (i % 251) as u8).collect();
+    r.record(
+        "greeter/payload",
+        reply(greet("p", payload.clone()).await, "Hello, p", &payload),
+    );
+    r.record(
+        "greeter/unicode",
+        reply(greet("värld 😀", Vec::new()).await, "Hello, värld 😀", &[]),
+    );
+    r.record(
+        "greeter/error-status",
+        match greet(crate::greeter::ERROR_NAME, Vec::new()).await {
+            Err(s)
+                if s.code() == Code::InvalidArgument
+                    && s.message() == crate::greeter::ERROR_MESSAGE =>
+            {
+                Ok(())
+            }
+            Err(s) => Err(format!(
+                "got {s}, want INVALID_ARGUMENT {:?}",
+                crate::greeter::ERROR_MESSAGE
+            )),
+            Ok(g) => Err(format!("got a reply {:?}, want a status", g.message)),
+        },
+    );
 }

@@ -8,6 +8,8 @@ use rubbo::config::Config;
 use rubbo::{RpcError, Rubbo, Url, context};
 
 use crate::contract::{InteropService, InteropServiceServer, User, contract_user};
+use crate::greeter::GreeterProvider;
+use crate::greeter::proto::GreeterServer;
 
 /// The provider: every method behaves as the contract's table says.
 #[derive(Debug, Clone, Default)]
@@ -114,7 +116,7 @@ pub async fn serve(
 }
 
 /// Serves the contract over `protocol` (`dubbo`, `tri`) on `host:port`, as
-/// [`serve`] does.
+/// [`serve`] does; over `tri`, the Greeter too.
 pub async fn serve_on(
     protocol: &str,
     application: &str,
@@ -134,6 +136,7 @@ pub async fn serve_on(
     let url = rubbo
         .export(InteropServiceServer::new(Arc::new(provider.clone())))
         .await?;
+    export_greeter(&rubbo, &url).await?;
     let addr: std::net::SocketAddr = format!("{}:{}", host, url.port())
         .parse()
         .map_err(|e| RpcError::network(format!("bad address {host}:{}: {e}", url.port())))?;
@@ -143,17 +146,30 @@ pub async fn serve_on(
 
 /// Serves the contract as `config` says (Java's property tree: application name,
 /// registries, protocol host and port, provider and service parameters; see
-/// `RubboBuilder::config`). The host defaults to 127.0.0.1.
+/// `RubboBuilder::config`). The host defaults to 127.0.0.1. Over `tri`, the Greeter
+/// is served beside InteropService.
 pub async fn serve_config(config: &Config) -> Result<ProviderHandle, RpcError> {
     let rubbo = Rubbo::from_config(config)?;
     let provider = InteropProvider::default();
     let url = rubbo
         .export(InteropServiceServer::new(Arc::new(provider.clone())))
         .await?;
+    export_greeter(&rubbo, &url).await?;
     let host = url.host().unwrap_or("127.0.0.1").to_owned();
     let addr: std::net::SocketAddr = format!("{host}:{}", url.port())
         .parse()
         .map_err(|e| RpcError::network(format!("bad address {host}:{}: {e}", url.port())))?;
     provider.set_identity(rubbo.application(), &host, addr.port());
     Ok(ProviderHandle { rubbo, addr, url })
+}
+
+/// Exports the Greeter beside InteropService when `url` (the first protocol's) is
+/// Triple: a protobuf service has no dubbo form.
+async fn export_greeter(rubbo: &Rubbo, url: &Url) -> Result<(), RpcError> {
+    if url.protocol() == Some("tri") {
+        rubbo
+            .export(GreeterServer::new(Arc::new(GreeterProvider)))
+            .await?;
+    }
+    Ok(())
 }

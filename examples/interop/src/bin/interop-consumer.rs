@@ -1,5 +1,6 @@
 //! The contract's consumer: runs every check against a provider and ends with
-//! `N passed, N failed` (exit 1 on any failure).
+//! `N passed, N failed` (exit 1 on any failure). Over `tri://` it runs the Greeter's
+//! checks (`greeter/...`) too.
 //!
 //! Run with: `cargo run -p interop --bin interop-consumer -- --url dubbo://127.0.0.1:20880`
 //! (or `--registry zookeeper://127.0.0.1:2181`)
@@ -18,6 +19,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser};
+use interop::greeter::proto::GreeterClient;
 use interop::{InteropService, InteropServiceClient};
 use rubbo::config::Config;
 use rubbo::{Rubbo, Url};
@@ -152,6 +154,16 @@ async fn main() -> Result<ExitCode> {
         let client = InteropServiceClient::new(invoker);
         let mut report =
             interop::checks::run_all_over(&client, Duration::from_millis(timeout), triple).await;
+        if let (true, Some(url)) = (triple, &args.url) {
+            let address = Url::parse(url).map(|u| u.address()).unwrap_or_default();
+            match rubbo
+                .refer_url(&GreeterClient::SERVICE, &format!("tri://{address}"))
+                .await
+            {
+                Ok(i) => interop::checks::greeter(&GreeterClient::new(i), &mut report).await,
+                Err(e) => report.record("greeter/connect", Err(e.to_string())),
+            }
+        }
         if let Some(want) = &args.expect_whoami {
             report.record(
                 "whoami.expected",

@@ -1,5 +1,6 @@
 //! The contract's provider. Prints `READY <protocol> <port>` when serving; stops
-//! gracefully on Ctrl-C / SIGTERM.
+//! gracefully on Ctrl-C / SIGTERM. Over `tri` it serves the Greeter (protobuf) beside
+//! InteropService.
 //!
 //! Run with: `cargo run -p interop --bin interop-provider -- --port 20880 [--protocol tri] [--registry zookeeper://127.0.0.1:2181]`
 //!
@@ -20,7 +21,8 @@ use rubbo::config::{Config, ConfigLoader};
 /// Serves org.rubbo.interop.InteropService:1.0.0 over dubbo:// or tri://.
 #[derive(Debug, Parser)]
 struct Args {
-    /// The protocol: `dubbo` or `tri` (Triple, wrapper mode).
+    /// The protocol: `dubbo` or `tri` (Triple: InteropService in wrapper mode, Greeter in
+    /// IDL mode).
     #[arg(long, default_value = "dubbo")]
     protocol: String,
     /// Port (0 = any free port).

@@ -1,0 +1,378 @@
+//! The service generator: Rust source for one proto service (server trait, client,
+//! server dispatcher, service descriptor), naming only `::rubbo::codegen::*`.
+
+use std::fmt::Write as _;
+
+use prost_build::{Method, Service, ServiceGenerator};
+
+/// What to generate for each service.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Options {
+    pub(crate) client: bool,
+    pub(crate) server: bool,
+}
+
+/// prost-build's hook: called once per service of each compiled proto.
+#[derive(Debug)]
+pub(crate) struct Generator {
+    pub(crate) options: Options,
+}
+
+impl ServiceGenerator for Generator {
+    fn generate(&mut self, service: Service, buf: &mut String) {
+        buf.push_str(&generate(&service, self.options));
+    }
+}
+
+const CG: &str = "::rubbo::codegen";
+
+/// The wire name of a service: `package.Service`, or `Service` without a package.
+pub(crate) fn interface_name(service: &Service) -> String {
+    if service.package.is_empty() {
+        service.proto_name.clone()
+    } else {
+        format!("{}.{}", service.package, service.proto_name)
+    }
+}
+
+fn is_unary(m: &Method) -> bool {
+    !m.client_streaming && !m.server_streaming
+}
+
+fn kind(m: &Method) -> &'static str {
+    match (m.client_streaming, m.server_streaming) {
+        (true, true) => "bidirectional streaming",
+        (true, false) => "client streaming",
+        (false, true) => "server streaming",
+        (false, false) => "unary",
+    }
+}
+
+/// Escapes `s` as the inside of a Rust string literal.
+fn lit(s: &str) -> String {
+    format!("{s:?}")
+}
+
+/// The Rust source of `service`.
+pub(crate) fn generate(service: &Service, options: Options) -> String {
+    let interface = interface_name(service);
+    let name = &service.name;
+    let client = format!("{name}Client");
+    let server = format!("{name}Server");
+    let unary: Vec<&Method> = service.methods.iter().filter(|m| is_unary(m)).collect();
+    let mut out = String::new();
+
+    // The server trait, implemented by the provider (and by the client).
+    let _ = writeln!(out);
+    service.comments.append_with_indent(0, &mut out);
+    let _ = writeln!(
+        out,
+        "/// The proto service `{interface}` (Triple, IDL mode): each unary rpc is an async \
+         method taking the request message and returning the reply or a gRPC status."
+    );
+    if options.server {
+        let _ = writeln!(out, "///\n/// Implement it and export [`{server}`].");
+    }
+    if options.client {
+        let _ = writeln!(out, "///\n/// [`{client}`] calls a provider through it.");
+    }
+    for m in service.methods.iter().filter(|m| !is_unary(m)) {
+        let _ = writeln!(
+            out,
+            "///\n/// Not generated: `{}` ({}); streaming rpcs come with Rubbo's streaming \
+             issue (#13), and until then a call to one is answered `UNIMPLEMENTED`.",
+            m.proto_name,
+            kind(m)
+        );
+    }
+    let _ = writeln!(out, "pub trait {name} {{");
+    for m in &unary {
+        m.comments.append_with_indent(1, &mut out);
+        if !m.comments.leading.is_empty() || !m.comments.trailing.is_empty() {
+            let _ = writeln!(out, "    ///");
+        }
+        let _ = writeln!(
+            out,
+            "    /// The rpc `{proto}` (`/{interface}/{proto}`).\n    \
+             fn {rust}(&self, request: {input}) -> impl {CG}::StdFuture<Output = \
+             {CG}::Result<{output}, {CG}::Status>> + {CG}::Send;",
+            proto = m.proto_name,
+            rust = m.name,
+            input = m.input_type,
+            output = m.output_type,
+        );
+    }
+    for m in service.methods.iter().filter(|m| !is_unary(m)) {
+        let _ = writeln!(
+            out,
+            "    // {} ({}): not generated yet, streaming is issue #13.",
+            m.proto_name,
+            kind(m)
+        );
+    }
+    let _ = writeln!(out, "}}");
+
+    write_client(
+        &mut out,
+        service,
+        &interface,
+        &client,
+        &unary,
+        options.client,
+    );
+    if options.server {
+        write_server(&mut out, name, &client, &server, &unary);
+    }
+    out
+}
+
+/// The client struct: the service descriptor's home (so it exists even with no client
+/// methods generated), with typed methods when `methods` is set.
+fn write_client(
+    out: &mut String,
+    service: &Service,
+    interface: &str,
+    client: &str,
+    unary: &[&Method],
+    methods: bool,
+) {
+    let name = &service.name;
+    let table: String = unary
+        .iter()
+        .map(|m| {
+            format!(
+                "        {CG}::MethodDescriptor {{ name: {wire}, parameter_types: \"\", \
+                 rust_name: {rust}, parameter_count: 1, idl: true }},\n",
+                wire = lit(&m.proto_name),
+                rust = lit(&m.name),
+            )
+        })
+        .collect();
+    let _ = write!(
+        out,
+        r#"
+/// Consumer stub of the proto service `{interface}`: each method sends its request
+/// message bare (Triple's IDL mode) to `/{interface}/{{rpc}}` through the invoker given
+/// to [`{client}::new`].
+#[derive({CG}::Clone, {CG}::Debug)]
+pub struct {client} {{
+    inner: {CG}::Client,
+}}
+
+impl {client} {{
+    /// The service name on the wire: the proto `package.Service`.
+    pub const INTERFACE: &'static str = {iface_lit};
+    /// The unary rpcs (wire name, Rust name), in proto order.
+    pub const METHODS: &'static [{CG}::MethodDescriptor] = &[
+{table}    ];
+    /// The whole service definition.
+    pub const SERVICE: {CG}::ServiceDescriptor = {CG}::ServiceDescriptor {{
+        interface: Self::INTERFACE,
+        version: "",
+        group: "",
+        methods: Self::METHODS,
+    }};
+
+    /// A client calling through `invoker` (from `Rubbo::refer_url` or `refer`, or a
+    /// server's invoker).
+    pub fn new(invoker: {CG}::BoxInvoker) -> Self {{
+        Self {{
+            inner: {CG}::Client::new(&Self::SERVICE, invoker),
+        }}
+    }}
+
+    /// This client with one more attachment sent with every call (as a header).
+    pub fn with_attachment(
+        self,
+        key: impl {CG}::Into<{CG}::String>,
+        value: impl {CG}::Into<{CG}::Value>,
+    ) -> Self {{
+        Self {{
+            inner: self.inner.with_attachment(key, value),
+        }}
+    }}
+
+    /// This client with more attachments sent with every call.
+    pub fn with_attachments(self, attachments: {CG}::Attachments) -> Self {{
+        Self {{
+            inner: self.inner.with_attachments(attachments),
+        }}
+    }}
+
+    /// The invoker calls go through.
+    pub fn invoker(&self) -> &{CG}::BoxInvoker {{
+        self.inner.invoker()
+    }}
+}}
+"#,
+        iface_lit = lit(interface),
+    );
+    if !methods {
+        return;
+    }
+    let _ = writeln!(out, "\nimpl {name} for {client} {{");
+    for (i, m) in unary.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "    fn {rust}(&self, request: {input}) -> impl {CG}::StdFuture<Output = \
+             {CG}::Result<{output}, {CG}::Status>> + {CG}::Send {{\n        \
+             self.inner.unary::<{input}, {output}>({i}, &request)\n    }}",
+            rust = m.name,
+            input = m.input_type,
+            output = m.output_type,
+        );
+    }
+    let _ = writeln!(out, "}}");
+}
+
+/// The server: the dispatcher the builder exports (`Rubbo::export`).
+fn write_server(out: &mut String, name: &str, client: &str, server: &str, unary: &[&Method]) {
+    let arms: String = unary
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            format!(
+                "            {CG}::Some({i}) => {{\n                \
+                 let service = {CG}::StdArc::clone(&self.inner);\n                \
+                 {CG}::serve_unary(invocation, move |request: {input}| async move {{\n                    \
+                 <RubboImpl as {name}>::{rust}(&*service, request).await\n                \
+                 }})\n            }}\n",
+                input = m.input_type,
+                rust = m.name,
+            )
+        })
+        .collect();
+    let _ = write!(
+        out,
+        r#"
+/// Provider dispatcher of [`{name}`]: routes each call by rpc name to the
+/// implementation. Export it with `Rubbo::export({server}::new(Arc::new(impl)))`.
+pub struct {server}<RubboImpl> {{
+    inner: {CG}::StdArc<RubboImpl>,
+}}
+
+impl<RubboImpl> {CG}::Clone for {server}<RubboImpl> {{
+    fn clone(&self) -> Self {{
+        Self {{
+            inner: {CG}::StdArc::clone(&self.inner),
+        }}
+    }}
+}}
+
+impl<RubboImpl> {CG}::Debug for {server}<RubboImpl> {{
+    fn fmt(&self, f: &mut {CG}::Formatter<'_>) -> {CG}::FmtResult {{
+        f.debug_struct({server_lit})
+            .field("interface", &{client}::INTERFACE)
+            .finish_non_exhaustive()
+    }}
+}}
+
+impl<RubboImpl> {server}<RubboImpl>
+where
+    RubboImpl: {name} + {CG}::Send + {CG}::Sync + 'static,
+{{
+    /// The service definition (same as the client's).
+    pub const SERVICE: {CG}::ServiceDescriptor = {client}::SERVICE;
+
+    /// Serves `service`.
+    pub fn new(service: {CG}::StdArc<RubboImpl>) -> Self {{
+        Self {{ inner: service }}
+    }}
+
+    /// The implementation.
+    pub fn get_ref(&self) -> &RubboImpl {{
+        &self.inner
+    }}
+
+    /// The exported invoker: dispatches each invocation to the implementation; its
+    /// `url()` is `url`.
+    pub fn into_invoker(self, url: {CG}::Url) -> {CG}::BoxInvoker {{
+        {CG}::ServerInvoker::new(self, url).boxed()
+    }}
+}}
+
+impl<RubboImpl> {CG}::Dispatch for {server}<RubboImpl>
+where
+    RubboImpl: {name} + {CG}::Send + {CG}::Sync + 'static,
+{{
+    fn service(&self) -> &'static {CG}::ServiceDescriptor {{
+        &{client}::SERVICE
+    }}
+
+    fn dispatch(&self, invocation: {CG}::Invocation) -> {CG}::InvokeFuture {{
+        let index = {client}::METHODS
+            .iter()
+            .position(|m| m.name == invocation.method());
+        match index {{
+{arms}            _ => {CG}::fail({client}::SERVICE.method_not_found(&invocation)),
+        }}
+    }}
+}}
+"#,
+        server_lit = lit(server),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use prost_build::Comments;
+
+    use super::*;
+
+    fn method(proto: &str, client_streaming: bool, server_streaming: bool) -> Method {
+        Method {
+            name: proto.to_lowercase(),
+            proto_name: proto.to_owned(),
+            comments: Comments::default(),
+            input_type: "Req".to_owned(),
+            output_type: "Rep".to_owned(),
+            input_proto_type: ".p.Req".to_owned(),
+            output_proto_type: ".p.Rep".to_owned(),
+            options: Default::default(),
+            client_streaming,
+            server_streaming,
+        }
+    }
+
+    fn service(package: &str) -> Service {
+        Service {
+            name: "Greeter".to_owned(),
+            proto_name: "Greeter".to_owned(),
+            package: package.to_owned(),
+            comments: Comments::default(),
+            methods: vec![method("Greet", false, false), method("Watch", false, true)],
+            options: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_interface_is_the_proto_package_and_service() {
+        assert_eq!(interface_name(&service("a.b")), "a.b.Greeter");
+        assert_eq!(interface_name(&service("")), "Greeter");
+    }
+
+    #[test]
+    fn unary_rpcs_are_generated_and_streaming_ones_are_only_named() {
+        let all = Options {
+            client: true,
+            server: true,
+        };
+        let code = generate(&service("a.b"), all);
+        assert!(code.contains("pub const INTERFACE: &'static str = \"a.b.Greeter\";"));
+        assert!(code.contains("name: \"Greet\""), "{code}");
+        assert!(code.contains("fn greet(&self, request: Req)"));
+        assert!(!code.contains("fn watch("), "{code}");
+        assert!(code.contains("Watch (server streaming): not generated yet"));
+        assert!(code.contains("impl<RubboImpl> ::rubbo::codegen::Dispatch for GreeterServer"));
+        // Only `::rubbo::codegen` paths and the message types.
+        assert!(!code.contains("::std::") && !code.contains("::prost::"));
+        let client_only = generate(
+            &service("a.b"),
+            Options {
+                client: true,
+                server: false,
+            },
+        );
+        assert!(!client_only.contains("GreeterServer"));
+    }
+}
