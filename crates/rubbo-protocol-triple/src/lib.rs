@@ -25,8 +25,11 @@
 //!   and [`Status`], the status an IDL method fails with.
 //! - [`wrapper`]: the wrapper messages.
 //!
-//! Not yet: streaming, compression, h2c upgrade and HTTP/1.1 (answered with a clear
-//! refusal), health and reflection.
+//! - HTTP/1.1 (and HTTP/2 that is not gRPC) on the same port: Triple's JSON form,
+//!   `curl -d '["hi"]' http://host:port/{interface}/{method}` (see `rest.rs`).
+//!
+//! Not yet: streaming, compression, taking an h2c upgrade (such a request is answered
+//! over HTTP/1.1), health and reflection.
 
 mod body;
 mod channel;
@@ -36,6 +39,7 @@ pub mod frame;
 pub mod headers;
 mod invoker;
 mod protocol;
+mod rest;
 mod server;
 pub mod status;
 pub mod wrapper;

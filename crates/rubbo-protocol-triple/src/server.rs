@@ -2,9 +2,9 @@
 //! `POST /{service}/{method}` to its exported service, in IDL (protobuf) mode for the
 //! methods the provider URL lists in `idl-methods` and in wrapper mode otherwise.
 //!
-//! HTTP/2 with prior knowledge only, for now: an HTTP/1.1 request (h2c upgrade, or
-//! Triple's JSON form) gets a plain-text refusal saying so, and bytes that are
-//! neither get HTTP/1's `400` and a closed connection.
+//! One port for HTTP/2 with prior knowledge (gRPC) and HTTP/1.1: HTTP/1.x requests and
+//! HTTP/2 requests that are not gRPC are Triple's JSON form ([`crate::rest`]); bytes
+//! that are neither get HTTP/1's `400` and a closed connection.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Version};
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
@@ -208,29 +208,6 @@ fn put_status(h: &mut HeaderMap, code: Code, message: &str) {
     }
 }
 
-/// What an HTTP/1.1 client gets: plain text saying what this port speaks.
-fn http1_refusal(req: &Request<Incoming>) -> Response<UnaryBody> {
-    let upgrade = req
-        .headers()
-        .get(http::header::UPGRADE)
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"h2c"));
-    let what = if upgrade {
-        "HTTP/1.1 upgrade to h2c is not supported yet"
-    } else {
-        "HTTP/1.x (Triple's JSON form) is not supported yet"
-    };
-    warn!(method = %req.method(), path = %req.uri().path(), "{what}");
-    let text =
-        format!("{what}: this Triple port speaks gRPC over HTTP/2 with prior knowledge only\n");
-    let mut r = Response::new(UnaryBody::new(Some(Bytes::from(text)), None));
-    *r.status_mut() = StatusCode::HTTP_VERSION_NOT_SUPPORTED;
-    r.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    r
-}
-
 /// The status of a request message that could not be read.
 fn code_for_decode(e: &TripleError) -> Code {
     match e {
@@ -243,8 +220,8 @@ fn code_for_decode(e: &TripleError) -> Code {
 impl Handler {
     async fn handle(&self, req: Request<Incoming>, peer: Arc<Peer>) -> Response<UnaryBody> {
         let received = Instant::now();
-        if req.version() != Version::HTTP_2 {
-            return http1_refusal(&req);
+        if crate::rest::wants_rest(&req) {
+            return self.rest(req, peer, received).await;
         }
         let path = req.uri().path().to_owned();
         let content_type = headers::get(req.headers(), "content-type").unwrap_or("");
@@ -440,7 +417,7 @@ impl Handler {
 /// Whether `method` of the service exported at `url` is served in IDL mode: it is
 /// listed in `idl-methods`; or the service has IDL methods and this is none of its
 /// methods (so its dispatcher answers `UNIMPLEMENTED`, not the wrapper decoder).
-fn is_idl(url: &Url, method: &str) -> bool {
+pub(crate) fn is_idl(url: &Url, method: &str) -> bool {
     let listed = |key: &str| {
         url.get_param(key)
             .is_some_and(|list| list.split(',').any(|m| m.trim() == method))

@@ -419,6 +419,23 @@ impl<D: Dispatch> fmt::Debug for ServerInvoker<D> {
 
 impl<D: Dispatch> Invoker for ServerInvoker<D> {
     fn invoke(&self, invocation: Invocation) -> InvokeFuture {
+        // A call with arguments but no parameter types (a generic call given none,
+        // Triple's JSON form) reaches the method of that name if it is not overloaded
+        // and takes that many arguments, as Java's `GenericFilter` finds it.
+        let invocation = if invocation.parameter_types().is_empty()
+            && !invocation.arguments().is_empty()
+        {
+            let service = self.dispatch.service();
+            match service.find_generic(invocation.method(), &[]) {
+                Some(i) if service.methods[i].parameter_count == invocation.arguments().len() => {
+                    let desc = service.methods[i].parameter_types;
+                    invocation.with_parameter_types(desc)
+                }
+                _ => invocation,
+            }
+        } else {
+            invocation
+        };
         self.dispatch.dispatch(invocation)
     }
 

@@ -376,23 +376,13 @@ async fn bad_input_gets_an_error_and_the_server_keeps_serving() {
         "garbage gets 400 or a close: {text}"
     );
 
-    // HTTP/1.1: a clear refusal naming what the port speaks.
-    let mut h1 = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
-    h1.write_all(
-        b"POST /org.rubbo.test.TriEcho/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 6\r\nConnection: close\r\n\r\n[\"hi\"]",
-    )
-    .await
-    .unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), h1.read_to_end(&mut answer))
-        .await
-        .unwrap()
-        .unwrap();
-    let text = String::from_utf8_lossy(&answer);
-    assert!(text.starts_with("HTTP/1.1 505"), "{text}");
-    assert!(text.contains("HTTP/2 with prior knowledge only"), "{text}");
+    // HTTP/1.1 with a body that is not JSON: 400 with Java's JSON error body.
+    let (status, body) = http1(port, "POST", "/org.rubbo.test.TriEcho/echo", "{nope").await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains("\"status\":\"400\"") && body.contains("not JSON"),
+        "{body}"
+    );
 
     // HTTP/2 HEADERS for an unknown path, a bad path, a non-gRPC content type, and a
     // plain protobuf message sent to a wrapper-mode method.
@@ -408,11 +398,19 @@ async fn bad_input_gets_an_error_and_the_server_keeps_serving() {
     let (status, _) = grpc_status(send.send_request(bad_path).await.unwrap()).await;
     assert_eq!(status, Some(12));
 
-    let mut json = grpc_request("/org.rubbo.test.TriEcho/echo", "", &[], Bytes::new());
+    // Not gRPC over HTTP/2: Triple's JSON form.
+    let mut json = grpc_request(
+        "/org.rubbo.test.TriEcho/echo",
+        "",
+        &[],
+        Bytes::from_static(b"[\"h2 json\"]"),
+    );
     json.headers_mut()
         .insert("content-type", "application/json".parse().unwrap());
     let resp = send.send_request(json).await.unwrap();
-    assert_eq!(resp.status(), 415);
+    assert_eq!(resp.status(), 200);
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(&body[..], b"\"h2 json\"");
 
     let mut plain = http::Request::new(Full::new(Bytes::from_static(
         b"\x00\x00\x00\x00\x05\x0a\x01x\x10\x02",
@@ -590,4 +588,132 @@ async fn grpc_status(resp: http::Response<hyper::body::Incoming>) -> (Option<i32
         .get("grpc-message")
         .map(|v| rubbo_protocol_triple::status::decode_message(v.as_bytes()));
     (status, message)
+}
+
+/// One HTTP/1.1 request (`Connection: close`), its status and body.
+async fn http1(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
+    http1_with(port, method, path, "", body).await
+}
+
+async fn http1_with(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &str,
+) -> (u16, String) {
+    let mut c = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    c.write_all(req.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), c.read_to_end(&mut answer))
+        .await
+        .expect("an answer within 10 s")
+        .unwrap();
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not HTTP: {text}"));
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    // A chunked body: the chunks' data, without their sizes.
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        let mut out = String::new();
+        let mut r = rest;
+        while let Some((size, tail)) = r.split_once("\r\n") {
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            out.push_str(&tail[..n]);
+            r = tail[n..].trim_start_matches("\r\n");
+        }
+        out
+    } else {
+        rest.to_owned()
+    };
+    (status, body)
+}
+
+/// Triple's plain-HTTP form, as Java 3.3 answers it: `curl -d '["hi"]'
+/// http://host:port/{interface}/{method}` gets the JSON of the result.
+#[tokio::test]
+async fn http1_json_calls_a_method_and_errors_are_json() {
+    let (p, port) = provider().await;
+    let (status, body) = http1(port, "POST", "/org.rubbo.test.TriEcho/echo", r#"["hi"]"#).await;
+    assert_eq!((status, body.as_str()), (200, r#""hi""#));
+    // One parameter: the bare value works too.
+    let (status, body) = http1(port, "POST", "/org.rubbo.test.TriEcho/echo", r#""bare""#).await;
+    assert_eq!((status, body.as_str()), (200, r#""bare""#));
+    let (status, body) = http1(port, "POST", "/org.rubbo.test.TriEcho/add", "[40, 2]").await;
+    assert_eq!((status, body.as_str()), (200, "42"));
+    // A Java object in and out, as plain JSON of its fields.
+    let (status, body) = http1(
+        port,
+        "POST",
+        "/org.rubbo.test.TriEcho/echoUser",
+        r#"[{"id": 7, "name": "seven", "age": 30, "gender": "FEMALE", "tags": ["a"]}]"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let user: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (user["id"].as_i64(), user["name"].as_str()),
+        (Some(7), Some("seven"))
+    );
+    assert!(user.get("class").is_none(), "{body}");
+    // No body: no arguments.
+    let (status, body) = http1(port, "POST", "/org.rubbo.test.TriEcho/ping", "").await;
+    assert_eq!((status, body.as_str()), (200, "null"));
+    // The group/version headers choose the service.
+    let (status, _) = http1_with(
+        port,
+        "POST",
+        "/org.rubbo.test.TriEcho/echo",
+        "tri-service-version: 9.9.9\r\n",
+        r#"["x"]"#,
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    // Errors: unknown service or method 404, a business exception 500 with its class.
+    let (status, body) = http1(port, "POST", "/no.such.Service/echo", "[]").await;
+    assert_eq!(status, 404, "{body}");
+    let err: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(err["status"], "404");
+    assert!(
+        err["message"].as_str().unwrap().contains("no.such.Service"),
+        "{body}"
+    );
+    let (status, body) = http1(port, "POST", "/org.rubbo.test.TriEcho/noSuchMethod", "[]").await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("noSuchMethod"), "{body}");
+    let (status, body) = http1(port, "POST", "/org.rubbo.test.TriEcho/fail", r#"["boom"]"#).await;
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("boom"), "{body}");
+
+    // An h2c upgrade request is answered over HTTP/1.1 (the upgrade is not taken).
+    let (status, body) = http1_with(
+        port,
+        "POST",
+        "/org.rubbo.test.TriEcho/echo",
+        "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n",
+        r#"["up"]"#,
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (200, r#""up""#));
+
+    // gRPC on the same port still works.
+    let c = consumer(&[]);
+    assert_eq!(client(&c, port).await.add(2, 3).await.unwrap(), 5);
+    p.shutdown().await;
 }

@@ -52,7 +52,8 @@ pub(crate) fn unwrap_generic(inv: &Invocation) -> Result<Invocation, RpcError> {
         Value::List(l) => l.items,
         other => vec![other],
     };
-    if args.len() != types.len() {
+    // No types at all: the provider finds the method by name (not overloaded).
+    if !types.is_empty() && args.len() != types.len() {
         return Err(RpcError::serialization(format!(
             "$invoke of {method}: {} parameter types but {} arguments",
             types.len(),
