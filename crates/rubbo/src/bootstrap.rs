@@ -48,6 +48,9 @@ use crate::codegen::{Dispatch, ServerInvoker, ServiceDescriptor};
 use crate::registry_protocol::{RegistryProtocol, config_err};
 
 mod config;
+// The QoS side lives in src/qos.rs; as a child module it reads `Inner` as is.
+#[path = "qos.rs"]
+mod qos;
 
 /// The registry factories built in: `memory`, `dubbo` (the dev registry, see
 /// [`crate::dev_registry`]), and `zookeeper` with the feature.
@@ -94,6 +97,7 @@ pub struct RubboBuilder {
     filters: Vec<(String, Arc<dyn Filter>)>,
     /// URL parameters by scope, from [`config`](Self::config).
     scoped: config::ScopedParams,
+    qos: qos::QosSettings,
 }
 
 impl RubboBuilder {
@@ -245,7 +249,7 @@ impl RubboBuilder {
         let cluster = ClusterContext::default();
         let registry_protocol =
             RegistryProtocol::new(protocols.clone(), factories, cluster.clone());
-        Ok(Rubbo {
+        let rubbo = Rubbo {
             inner: Arc::new(Inner {
                 application: self.application,
                 registries,
@@ -260,8 +264,11 @@ impl RubboBuilder {
                 cluster,
                 exporters: Mutex::new(Vec::new()),
                 references: Mutex::new(Vec::new()),
+                qos: qos::QosState::default(),
             }),
-        })
+        };
+        qos::start(&rubbo, &self.qos)?;
+        Ok(rubbo)
     }
 }
 
@@ -290,6 +297,7 @@ struct Inner {
     cluster: ClusterContext,
     exporters: Mutex<Vec<Arc<dyn Exporter>>>,
     references: Mutex<Vec<BoxInvoker>>,
+    qos: qos::QosState,
 }
 
 fn now_ms() -> String {
@@ -314,6 +322,7 @@ impl Rubbo {
             protocols: Vec::new(),
             filters: Vec::new(),
             scoped: config::ScopedParams::default(),
+            qos: qos::QosSettings::default(),
         }
     }
 
@@ -380,6 +389,7 @@ impl Rubbo {
     /// protocol.
     pub async fn export<D: Dispatch>(&self, service: D) -> Result<Url, RpcError> {
         let i = &self.inner;
+        let _exporting = i.qos.exporting();
         let service_invoker = Arc::new(ServerInvoker::new(service, Url::new("local", &i.host, 0)));
         let mut exported = Vec::new();
         let mut reachable = None;
@@ -395,6 +405,7 @@ impl Rubbo {
         }
         let reachable = reachable.ok_or_else(|| config_err("no protocol to export on"))?;
         info!(service = %reachable.service_key(), addr = %reachable.address(), "service exported");
+        i.qos.mark_started();
         Ok(reachable)
     }
 
@@ -544,6 +555,7 @@ impl Rubbo {
         };
         let invoker = self.cluster_chain(invoker)?;
         i.references.lock().push(invoker.clone());
+        i.qos.mark_started();
         Ok(invoker)
     }
 
@@ -604,6 +616,7 @@ impl Rubbo {
         let invoker = i.cluster.join(dir).map_err(|e| config_err(e.to_string()))?;
         let invoker = self.cluster_chain(invoker)?;
         i.references.lock().push(invoker.clone());
+        i.qos.mark_started();
         Ok(invoker)
     }
 
@@ -632,6 +645,7 @@ impl Rubbo {
         let raw = &self.inner.raw_protocols;
         let stops = raw.names().into_iter().filter_map(|n| raw.get(&n).ok());
         futures::future::join_all(stops.map(|p| p.destroy())).await;
+        self.inner.qos.close();
     }
 }
 
