@@ -86,11 +86,14 @@ pub struct ReferenceView {
     pub providers: Vec<(Url, bool)>,
 }
 
+/// A reference, not kept alive, and its registry's URL.
+type Tracked = (Weak<RegistryInvoker>, Url);
+
 /// The registrations and references of one registry protocol.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Book {
     registrations: Arc<Mutex<Vec<Arc<Registration>>>>,
-    references: Arc<Mutex<Vec<(Weak<RegistryInvoker>, Url)>>>,
+    references: Arc<Mutex<Vec<Tracked>>>,
 }
 
 impl Book {
