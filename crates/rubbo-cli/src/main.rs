@@ -11,6 +11,7 @@ mod demo_cmd;
 mod demo_service;
 mod input;
 mod invoke_cmd;
+mod qos_cmd;
 mod url_cmd;
 
 /// Rubbo: Apache Dubbo, in Rust.
@@ -104,6 +105,18 @@ enum Command {
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         repeat: u32,
     },
+    /// Run one QoS command on a Dubbo or Rubbo process's QoS port over HTTP and print
+    /// its answer; exit 1 unless it answered 200 (a failed probe answers 503).
+    ///
+    /// rubbo qos 127.0.0.1:22222 ls; rubbo qos 127.0.0.1:22222 offline 'org.example.*'
+    Qos {
+        /// The QoS address, HOST:PORT.
+        address: String,
+        /// The command (ls, ready, online, offline, help...).
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -131,6 +144,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Url { url } => url_cmd::run(&url).map(|()| ExitCode::SUCCESS),
         Command::Registry { port, host } => registry_cmd(&host, port),
+        Command::Qos {
+            address,
+            command,
+            args,
+        } => qos_cmd::run(&address, &command, &args),
         Command::Demo {
             providers,
             calls,

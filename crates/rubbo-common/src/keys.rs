@@ -182,6 +182,26 @@ keys! {
     /// (Rubbo only; written from the service descriptor, as Java decides per method
     /// from its types in `ReflectionPackableMethod`).
     IDL_METHODS_KEY = "idl-methods";
+    /// Whether the QoS server starts (Java's `QosConstants.QOS_ENABLE`).
+    QOS_ENABLE_KEY = "qos.enable";
+    /// Whether a QoS server that cannot start fails the application (Java's `QOS_CHECK`).
+    QOS_CHECK_KEY = "qos.check";
+    /// The host the QoS server binds (Java's `QOS_HOST`); unset: every interface.
+    QOS_HOST_KEY = "qos.host";
+    /// The QoS port (Java's `QOS_PORT`).
+    QOS_PORT_KEY = "qos.port";
+    /// Whether QoS connections from foreign (non-loopback) peers are accepted (Java's
+    /// `ACCEPT_FOREIGN_IP`).
+    ACCEPT_FOREIGN_IP_KEY = "qos.accept.foreign.ip";
+    /// Foreign peers (IPs and CIDR ranges, comma separated) with the PROTECTED level
+    /// (Java's `ACCEPT_FOREIGN_IP_WHITELIST`).
+    ACCEPT_FOREIGN_IP_WHITELIST_KEY = "qos.accept.foreign.ip.whitelist";
+    /// The permission level of anonymous (foreign, not whitelisted) peers (Java's
+    /// `ANONYMOUS_ACCESS_PERMISSION_LEVEL`).
+    ANONYMOUS_ACCESS_PERMISSION_LEVEL_KEY = "qos.anonymous.access.permission.level";
+    /// Commands anonymous peers may run whatever their level (Java's
+    /// `ANONYMOUS_ACCESS_ALLOW_COMMANDS`).
+    ANONYMOUS_ACCESS_ALLOW_COMMANDS_KEY = "qos.anonymous.access.allow.commands";
     /// Asynchronous call flag (attachment).
     ASYNC_KEY = "async";
     /// The remaining timeout of a countdown call, in ms (attachment).
@@ -556,6 +576,20 @@ bool_param!(/// Registry URL: empty-providers protection, default false.
     EnableEmptyProtection, ENABLE_EMPTY_PROTECTION_KEY, false);
 ms_param!(/// Dev registry URL: registration lease, default 3000 ms (Rubbo only).
     Lease, LEASE_KEY, 3000);
+
+// QoS.
+bool_param!(/// Whether the QoS server starts, default true (Java's `QosProtocolWrapper`; Rubbo
+    /// starts one only when asked, see `rubbo::RubboBuilder::qos_port`).
+    QosEnable, QOS_ENABLE_KEY, true);
+bool_param!(/// Whether a QoS bind failure fails the application, default false (Java logs
+    /// and goes on).
+    QosCheck, QOS_CHECK_KEY, false);
+num_param!(/// The QoS port, default 22222 (Java's `QosConstants.DEFAULT_PORT`).
+    QosPort, u16, QOS_PORT_KEY, 22222);
+bool_param!(/// Whether foreign QoS peers are accepted, default false.
+    AcceptForeignIp, ACCEPT_FOREIGN_IP_KEY, false);
+str_param!(/// The anonymous QoS permission level, default `PUBLIC`.
+    AnonymousAccessPermissionLevel, ANONYMOUS_ACCESS_PERMISSION_LEVEL_KEY, "PUBLIC");
 
 /// The ZooKeeper session timeout default shared by `session` and `zk.session.expire`.
 const ZK_SESSION_TIMEOUT_MS: u64 = 60_000;

@@ -42,7 +42,9 @@ const APPLICATION: &[&str] = &[
     "qos-enable",
     "qos-host",
     "qos-port",
+    "qos-check",
     "qos-accept-foreign-ip",
+    "qos-accept-foreign-ip-whitelist",
     "qos-anonymous-access-permission-level",
     "qos-anonymous-allow-commands",
     "shutwait",
@@ -373,6 +375,7 @@ impl Type {
             | "export"
             | "qos-enable"
             | "qos-accept-foreign-ip"
+            | "qos-check"
             | "default"
             | "simplified"
             | "use-as-config-center"

@@ -49,6 +49,9 @@ use crate::config_center::{ConfigCenter, Source};
 use crate::registry_protocol::{RegistryProtocol, config_err};
 
 mod config;
+// The QoS side lives in src/qos.rs; as a child module it reads `Inner` as is.
+#[path = "qos.rs"]
+mod qos;
 
 /// The registry factories built in: `memory`, `dubbo` (the dev registry, see
 /// [`crate::dev_registry`]), and `zookeeper` with the feature.
@@ -157,6 +160,7 @@ pub struct RubboBuilder {
     config_center: Option<String>,
     /// A config center instance, from [`dynamic_configuration`](Self::dynamic_configuration).
     dynamic_configuration: Option<SharedDynamicConfiguration>,
+    qos: qos::QosSettings,
 }
 
 impl RubboBuilder {
@@ -346,7 +350,7 @@ impl RubboBuilder {
         let registry_protocol =
             RegistryProtocol::new(protocols.clone(), factories, cluster.clone())
                 .with_config_center(config_center);
-        Ok(Rubbo {
+        let rubbo = Rubbo {
             inner: Arc::new(Inner {
                 application: self.application,
                 registries,
@@ -361,8 +365,11 @@ impl RubboBuilder {
                 cluster,
                 exporters: Mutex::new(Vec::new()),
                 references: Mutex::new(Vec::new()),
+                qos: qos::QosState::default(),
             }),
-        })
+        };
+        qos::start(&rubbo, &self.qos)?;
+        Ok(rubbo)
     }
 }
 
@@ -391,6 +398,7 @@ struct Inner {
     cluster: ClusterContext,
     exporters: Mutex<Vec<Arc<dyn Exporter>>>,
     references: Mutex<Vec<BoxInvoker>>,
+    qos: qos::QosState,
 }
 
 fn now_ms() -> String {
@@ -417,6 +425,7 @@ impl Rubbo {
             scoped: config::ScopedParams::default(),
             config_center: None,
             dynamic_configuration: None,
+            qos: qos::QosSettings::default(),
         }
     }
 
@@ -487,6 +496,7 @@ impl Rubbo {
     /// protocol.
     pub async fn export<D: Dispatch>(&self, service: D) -> Result<Url, RpcError> {
         let i = &self.inner;
+        let _exporting = i.qos.exporting();
         let service_invoker = Arc::new(ServerInvoker::new(service, Url::new("local", &i.host, 0)));
         let mut exported = Vec::new();
         let mut reachable = None;
@@ -502,6 +512,7 @@ impl Rubbo {
         }
         let reachable = reachable.ok_or_else(|| config_err("no protocol to export on"))?;
         info!(service = %reachable.service_key(), addr = %reachable.address(), "service exported");
+        i.qos.mark_started();
         Ok(reachable)
     }
 
@@ -651,6 +662,7 @@ impl Rubbo {
         };
         let invoker = self.cluster_chain(invoker)?;
         i.references.lock().push(invoker.clone());
+        i.qos.mark_started();
         Ok(invoker)
     }
 
@@ -711,6 +723,7 @@ impl Rubbo {
         let invoker = i.cluster.join(dir).map_err(|e| config_err(e.to_string()))?;
         let invoker = self.cluster_chain(invoker)?;
         i.references.lock().push(invoker.clone());
+        i.qos.mark_started();
         Ok(invoker)
     }
 
@@ -739,6 +752,7 @@ impl Rubbo {
         let raw = &self.inner.raw_protocols;
         let stops = raw.names().into_iter().filter_map(|n| raw.get(&n).ok());
         futures::future::join_all(stops.map(|p| p.destroy())).await;
+        self.inner.qos.close();
     }
 }
 

@@ -92,6 +92,7 @@ impl RubboBuilder {
         if let Some(name) = &config.application().name {
             self.application = name.clone();
         }
+        self.qos.apply(config.application());
         for r in config.registries() {
             for url in r.urls() {
                 self = self.registry(url);

@@ -1,16 +1,20 @@
 //! The export side: a provider registered in a registry.
 
+use std::sync::Arc;
+
 use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Url};
-use rubbo_registry::SharedRegistry;
 use tracing::warn;
 
+use super::registration::{Book, Registration};
+
 /// An exported service registered in a registry: unexporting unregisters first (the
-/// node is gone at once), then drains and stops the server.
+/// node is gone at once, unless `offline` already took it out), then drains and stops
+/// the server.
 #[derive(Debug)]
 pub(super) struct RegistryExporter {
     pub(super) inner: Box<dyn Exporter>,
-    pub(super) registry: SharedRegistry,
-    pub(super) registered: Url,
+    pub(super) registration: Arc<Registration>,
+    pub(super) book: Book,
 }
 
 impl Exporter for RegistryExporter {
@@ -19,16 +23,17 @@ impl Exporter for RegistryExporter {
     }
 
     fn url(&self) -> Url {
-        self.registered.clone()
+        self.registration.provider().clone()
     }
 
     fn unexport(&self) -> BoxFuture<'static, ()> {
-        let registry = self.registry.clone();
-        let url = self.registered.clone();
+        let registration = self.registration.clone();
+        self.book.remove_registration(&registration);
         let inner = self.inner.unexport();
         Box::pin(async move {
-            if let Err(e) = registry.unregister(url.clone()).await {
-                warn!(error = %e, provider = %url.address(), "unregister failed");
+            if let Err(e) = registration.set_registered(false).await {
+                let provider = registration.provider().address();
+                warn!(error = %e, provider = %provider, "unregister failed");
             }
             inner.await;
         })

@@ -12,6 +12,7 @@
 mod exporter;
 mod governance;
 mod invoker;
+mod registration;
 mod subscription;
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,8 @@ use tracing::{info, warn};
 use exporter::{Registered, RegistryExporter};
 use governance::{Governance, RuleSets};
 use invoker::RegistryInvoker;
+use registration::Book;
+pub use registration::{ReferenceView, Registration};
 use subscription::{Feeds, Subscription, Update};
 
 use crate::config_center::ConfigCenter;
@@ -90,6 +93,8 @@ pub struct RegistryProtocol {
     closing: CancellationToken,
     /// Where live governance rules come from, besides the registry.
     config_center: ConfigCenter,
+    /// The registrations and references, for the QoS port.
+    book: Book,
 }
 
 impl RegistryProtocol {
@@ -107,6 +112,7 @@ impl RegistryProtocol {
             subscriptions: TaskTracker::new(),
             closing: CancellationToken::new(),
             config_center: ConfigCenter::default(),
+            book: Book::default(),
         }
     }
 
@@ -115,6 +121,44 @@ impl RegistryProtocol {
     pub(crate) fn with_config_center(mut self, config_center: ConfigCenter) -> Self {
         self.config_center = config_center;
         self
+    }
+
+    /// Every provider registration of the services exported through this protocol
+    /// and not yet unexported (`register=false` ones are left out).
+    pub fn registrations(&self) -> Vec<Arc<Registration>> {
+        self.book.registrations()
+    }
+
+    /// Every live reference, with the providers its registry lists.
+    pub fn references(&self) -> Vec<ReferenceView> {
+        self.book.references()
+    }
+
+    /// Registers `provider` in `registry` (unless `register=false`) and wraps
+    /// `inner` so that unexporting unregisters it.
+    async fn registered_exporter(
+        &self,
+        registry: SharedRegistry,
+        inner: Box<dyn Exporter>,
+        provider: Url,
+    ) -> Result<Box<dyn Exporter>, RpcError> {
+        let register = should_register(&provider);
+        if register {
+            registry
+                .register(provider.clone())
+                .await
+                .map_err(registry_err)?;
+            info!(provider = %provider.address(), service = %provider.service_key(), registry = %registry.url().address(), "registered");
+        }
+        let registration = Arc::new(Registration::new(registry, provider, register));
+        if register {
+            self.book.add_registration(registration.clone());
+        }
+        Ok(Box::new(RegistryExporter {
+            inner,
+            registration,
+            book: self.book.clone(),
+        }))
     }
 
     /// Registers an already exported provider in one more registry; unexporting the
@@ -126,15 +170,8 @@ impl RegistryProtocol {
         provider: Url,
     ) -> Result<Box<dyn Exporter>, RpcError> {
         let registry = self.registry(registry_url).await?;
-        registry
-            .register(provider.clone())
+        self.registered_exporter(registry, Box::new(Registered(exported)), provider)
             .await
-            .map_err(registry_err)?;
-        Ok(Box::new(RegistryExporter {
-            inner: Box::new(Registered(exported)),
-            registry,
-            registered: provider,
-        }))
     }
 
     /// Refers through `registry://...&refer=`: subscribes, waits for the first provider
@@ -226,12 +263,14 @@ impl RegistryProtocol {
             .cluster
             .join(directory.clone() as Arc<dyn Directory>)
             .map_err(|e| config_err(e.to_string()))?;
-        Ok(Arc::new(RegistryInvoker {
+        let invoker = Arc::new(RegistryInvoker {
             inner: invoker,
             directory,
             subscription,
             consumer,
-        }))
+        });
+        self.book.add_reference(&invoker, registry.url().clone());
+        Ok(invoker)
     }
 
     async fn registry(&self, url: &Url) -> Result<SharedRegistry, RpcError> {
@@ -296,18 +335,8 @@ impl Protocol for RegistryProtocol {
                 }))
                 .await?;
             let registered = exporter.url();
-            if should_register(&registered) {
-                registry
-                    .register(registered.clone())
-                    .await
-                    .map_err(registry_err)?;
-                info!(provider = %registered.address(), service = %registered.service_key(), registry = %registry.url().address(), "registered");
-            }
-            Ok(Box::new(RegistryExporter {
-                inner: exporter,
-                registry,
-                registered,
-            }) as Box<dyn Exporter>)
+            this.registered_exporter(registry, exporter, registered)
+                .await
         })
     }
 

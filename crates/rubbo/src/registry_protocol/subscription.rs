@@ -113,6 +113,11 @@ impl Subscription {
         self.token.cancel();
     }
 
+    /// Whether the subscription was ended.
+    pub(super) fn is_closed(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
     /// Ends the subscription and waits until its task has unsubscribed and ended.
     pub(super) async fn shutdown(&mut self) {
         self.token.cancel();

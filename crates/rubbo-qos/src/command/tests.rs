@@ -1,0 +1,429 @@
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures::future::BoxFuture;
+use parking_lot::Mutex;
+
+use super::*;
+use crate::host::{
+    ConfigSection, ConsumerRegistry, ConsumerService, ProviderService, Registration, RegistryScope,
+    ServerInfo,
+};
+
+#[derive(Debug)]
+struct Fake {
+    providers: Mutex<Vec<ProviderService>>,
+    calls: Mutex<Vec<(Vec<String>, RegistryScope, bool)>>,
+    deployed: AtomicBool,
+    shut: AtomicBool,
+}
+
+fn reg(registry: &str, app: bool, registered: bool) -> Registration {
+    Registration {
+        registry: registry.into(),
+        application_level: app,
+        registered,
+    }
+}
+
+impl Fake {
+    fn new() -> Arc<Fake> {
+        Arc::new(Fake {
+            providers: Mutex::new(vec![
+                ProviderService::new(
+                    "org.example.Greeter",
+                    None,
+                    Some("1.0.0"),
+                    vec![reg("zookeeper", false, true), reg("zookeeper", true, true)],
+                ),
+                ProviderService::new(
+                    "org.example.Users",
+                    Some("g1"),
+                    None,
+                    vec![reg("memory", false, true)],
+                ),
+            ]),
+            calls: Mutex::new(Vec::new()),
+            deployed: AtomicBool::new(true),
+            shut: AtomicBool::new(false),
+        })
+    }
+}
+
+impl QosHost for Fake {
+    fn application(&self) -> String {
+        "demo".into()
+    }
+    fn providers(&self) -> Vec<ProviderService> {
+        self.providers.lock().clone()
+    }
+    fn consumers(&self) -> Vec<ConsumerService> {
+        vec![ConsumerService {
+            service_key: "org.example.Remote:2.0".into(),
+            registries: vec![ConsumerRegistry {
+                registry_url:
+                    "zookeeper://127.0.0.1:2181/org.apache.dubbo.registry.RegistryService".into(),
+                registry: "zookeeper".into(),
+                application_level: false,
+                all: vec!["dubbo://10.0.0.1:20880/org.example.Remote".into(); 2],
+                valid: vec!["dubbo://10.0.0.1:20880/org.example.Remote".into()],
+                disabled: vec![],
+            }],
+        }]
+    }
+    fn set_registered<'a>(
+        &'a self,
+        keys: &'a [String],
+        scope: RegistryScope,
+        registered: bool,
+    ) -> BoxFuture<'a, Result<(), QosError>> {
+        Box::pin(async move {
+            self.calls.lock().push((keys.to_vec(), scope, registered));
+            for p in self.providers.lock().iter_mut() {
+                if keys.contains(&p.service_key) {
+                    for r in &mut p.registrations {
+                        if scope.includes(r.application_level) {
+                            r.registered = registered;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+    fn servers(&self) -> Vec<ServerInfo> {
+        vec![ServerInfo {
+            protocol: "dubbo".into(),
+            address: "127.0.0.1:20880".into(),
+            port: 20880,
+        }]
+    }
+    fn connections(&self, _: u16) -> Option<Vec<(String, String)>> {
+        Some(vec![("127.0.0.1:5000".into(), "127.0.0.1:20880".into())])
+    }
+    fn started(&self) -> bool {
+        true
+    }
+    fn deployed(&self) -> bool {
+        self.deployed.load(Ordering::SeqCst)
+    }
+    fn config(&self) -> Vec<ConfigSection> {
+        vec![
+            ConfigSection {
+                kind: "ApplicationConfig".into(),
+                id: None,
+                attributes: BTreeMap::from([("name".into(), "demo".into())]),
+            },
+            ConfigSection {
+                kind: "ProtocolConfig".into(),
+                id: Some("dubbo".into()),
+                attributes: BTreeMap::from([("port".into(), "20880".into())]),
+            },
+        ]
+    }
+    fn version(&self) -> String {
+        "0.1.0".into()
+    }
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async { self.shut.store(true, Ordering::SeqCst) })
+    }
+}
+
+/// Java's rendering: middle-aligned columns as wide as their widest cell, the odd
+/// space on the left, rows sorted by service key.
+const LS: &str = "As Provider side:\n\
++-------------------------+-----------------------------+\n\
+|  Provider Service Name  |             PUB             |\n\
++-------------------------+-----------------------------+\n\
+|   g1/org.example.Users  |         memory-I(Y)         |\n\
++-------------------------+-----------------------------+\n\
+|org.example.Greeter:1.0.0|zookeeper-I(Y)/zookeeper-A(Y)|\n\
++-------------------------+-----------------------------+\n\
+As Consumer side:\n\
++----------------------+--------------+\n\
+| Consumer Service Name|      NUM     |\n\
++----------------------+--------------+\n\
+|org.example.Remote:2.0|zookeeper-I(2)|\n\
++----------------------+--------------+\n";
+
+fn local() -> CommandContext {
+    CommandContext {
+        http: false,
+        peer: Some(IpAddr::from([127, 0, 0, 1])),
+    }
+}
+
+fn foreign() -> CommandContext {
+    CommandContext {
+        http: true,
+        peer: Some(IpAddr::from([203, 0, 113, 9])),
+    }
+}
+
+async fn run(qos: &Qos, line: &[&str], ctx: CommandContext) -> Outcome {
+    let args: Vec<String> = line[1..].iter().map(|s| (*s).to_owned()).collect();
+    qos.execute(line[0], &args, ctx).await
+}
+
+async fn body(qos: &Qos, line: &[&str]) -> String {
+    match run(qos, line, local()).await {
+        Outcome::Done(r) => r.body,
+        other => panic!("{line:?}: {other:?}"),
+    }
+}
+
+fn qos(fake: &Arc<Fake>) -> Qos {
+    Qos::new(fake.clone(), QosConfig::default())
+}
+
+#[tokio::test]
+async fn ls_prints_javas_tables_sorted_with_registry_state() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    let out = body(&q, &["ls"]).await;
+    assert_eq!(out, LS);
+}
+
+#[tokio::test]
+async fn offline_and_online_act_on_matching_services_and_answer_ok() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    // A pattern matches the whole key, with or without the group.
+    assert_eq!(body(&q, &["offline", "org.example.Users"]).await, "OK");
+    assert_eq!(
+        body(&q, &["offline", "org.example"]).await,
+        "service not found"
+    );
+    assert_eq!(
+        body(&q, &["offline", "nothing.*"]).await,
+        "service not found"
+    );
+    assert!(body(&q, &["ls"]).await.contains("memory-I(N)"));
+    assert_eq!(body(&q, &["online", "g1/org.*"]).await, "OK");
+    assert!(body(&q, &["ls"]).await.contains("memory-I(Y)"));
+
+    // offlineApp leaves interface-level registrations alone.
+    assert_eq!(body(&q, &["offlineApp", ".*Greeter.*"]).await, "OK");
+    assert!(
+        body(&q, &["ls"])
+            .await
+            .contains("zookeeper-I(Y)/zookeeper-A(N)")
+    );
+    assert_eq!(body(&q, &["offlineInterface"]).await, "OK");
+    assert_eq!(body(&q, &["onlineApp"]).await, "OK");
+    let ls = body(&q, &["ls"]).await;
+    assert!(ls.contains("zookeeper-I(N)/zookeeper-A(Y)"), "{ls}");
+    assert!(ls.contains("memory-I(N)"), "{ls}");
+    assert_eq!(body(&q, &["onlineInterface"]).await, "OK");
+
+    let calls = fake.calls.lock().clone();
+    assert_eq!(
+        calls[0],
+        (
+            vec!["g1/org.example.Users".into()],
+            RegistryScope::All,
+            false
+        )
+    );
+    assert_eq!(calls[2].1, RegistryScope::Application);
+    assert_eq!(calls.len(), 6);
+
+    // A bad pattern fails the command (Java: PatternSyntaxException).
+    assert!(matches!(
+        run(&q, &["offline", "("], local()).await,
+        Outcome::Failed(_)
+    ));
+}
+
+#[tokio::test]
+async fn ready_is_503_until_deployed_and_while_every_service_is_offline() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    let ready = |q: Qos| async move {
+        match q.execute("ready", &[], foreign()).await {
+            Outcome::Done(r) => (r.status, r.body),
+            o => panic!("{o:?}"),
+        }
+    };
+    assert_eq!(ready(q.clone()).await, (200, "true".into()));
+    fake.deployed.store(false, Ordering::SeqCst);
+    assert_eq!(ready(q.clone()).await, (503, "false".into()));
+    fake.deployed.store(true, Ordering::SeqCst);
+    body(&q, &["offline", ".*Greeter.*"]).await;
+    // One service still online: ready.
+    assert_eq!(ready(q.clone()).await, (200, "true".into()));
+    body(&q, &["offline"]).await;
+    assert_eq!(ready(q.clone()).await, (503, "false".into()));
+    body(&q, &["online"]).await;
+    assert_eq!(ready(q.clone()).await, (200, "true".into()));
+    // Live and startup are public too.
+    for p in ["live", "startup"] {
+        assert_eq!(
+            q.execute(p, &[], foreign()).await,
+            Outcome::Done(Reply {
+                status: 200,
+                body: "true".into()
+            })
+        );
+    }
+}
+
+#[tokio::test]
+async fn permission_levels_as_java() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    // Foreign anonymous peers: PUBLIC only.
+    for c in ["ready", "live", "startup", "quit"] {
+        assert!(
+            matches!(q.execute(c, &[], foreign()).await, Outcome::Done(_)),
+            "{c}"
+        );
+    }
+    for c in [
+        "ls",
+        "online",
+        "offline",
+        "help",
+        "version",
+        "ps",
+        "getConfig",
+        "getAddress",
+        "gracefulShutdown",
+        "shutdown",
+    ] {
+        assert_eq!(
+            q.execute(c, &[], foreign()).await,
+            Outcome::Forbidden,
+            "{c}"
+        );
+    }
+    assert_eq!(fake.calls.lock().len(), 0, "a refused offline must not run");
+    assert!(!fake.shut.load(Ordering::SeqCst));
+
+    // Whitelisted: PROTECTED, not PRIVATE.
+    let url = rubbo_common::Url::new("qos", "", 0).with_param(
+        rubbo_common::keys::ACCEPT_FOREIGN_IP_WHITELIST_KEY,
+        "203.0.113.0/24",
+    );
+    let q = Qos::new(fake.clone(), QosConfig::from_url(&url));
+    assert!(matches!(
+        q.execute("ls", &[], foreign()).await,
+        Outcome::Done(_)
+    ));
+    assert_eq!(
+        q.execute("getConfig", &[], foreign()).await,
+        Outcome::Forbidden
+    );
+    // Loopback: everything.
+    assert!(matches!(
+        q.execute("getConfig", &[], local()).await,
+        Outcome::Done(_)
+    ));
+    assert_eq!(q.execute("nope", &[], local()).await, Outcome::NotFound);
+}
+
+#[tokio::test]
+async fn help_version_ps_and_quit() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    let help = body(&q, &["help"]).await;
+    for c in COMMANDS {
+        assert!(
+            help.contains(&format!(" {} | {}", c.name, c.summary)),
+            "{}",
+            c.name
+        );
+    }
+    let online = body(&q, &["help", "online"]).await;
+    assert!(online.contains("| COMMAND NAME | online"), "{online}");
+    assert!(online.contains("| online xx.xx.xxx.service"), "{online}");
+    assert_eq!(body(&q, &["help", "nope"]).await, "no such command:nope");
+    assert_eq!(body(&q, &["version"]).await, "dubbo version \"0.1.0\"");
+    assert_eq!(body(&q, &["ps"]).await, "20880");
+    assert_eq!(body(&q, &["ps", "-l"]).await, "dubbo://127.0.0.1:20880");
+    assert_eq!(
+        body(&q, &["ps", "-l", "20880"]).await,
+        "127.0.0.1:5000 -> 127.0.0.1:20880"
+    );
+    assert_eq!(body(&q, &["ps", "1"]).await, "No such port 1");
+    assert_eq!(
+        body(&q, &["ps", "x"]).await,
+        "Illegal port x, must be integer."
+    );
+    assert_eq!(body(&q, &["quit"]).await, CLOSE);
+}
+
+#[tokio::test]
+async fn get_config_and_get_address_text_and_json() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    let all = body(&q, &["getConfig"]).await;
+    assert_eq!(
+        all,
+        "ApplicationModel: demo\n\
+         ApplicationConfig: (empty)\n<dubbo:application name=\"demo\" />\n\n\
+         ProtocolConfig: dubbo\n<dubbo:protocol port=\"20880\" />\n\n"
+    );
+    let one = body(&q, &["getConfig", "ProtocolConfig", "dubbo"]).await;
+    assert!(one.contains("ProtocolConfig: dubbo") && !one.contains("ApplicationConfig"));
+    let http = CommandContext {
+        http: true,
+        ..local()
+    };
+    let Outcome::Done(json) = q.execute("getConfig", &[], http).await else {
+        panic!()
+    };
+    let v: serde_json::Value = serde_json::from_str(&json.body).unwrap();
+    assert_eq!(v["demo"]["ProtocolConfig"]["dubbo"]["port"], "20880");
+    assert_eq!(v["demo"]["ApplicationConfig"]["name"], "demo");
+
+    assert_eq!(
+        body(&q, &["getAddress"]).await,
+        "Invalid parameters, please input like getAddress com.example.DemoService"
+    );
+    let text = body(&q, &["getAddress", "org.example.Remote:2.0"]).await;
+    assert!(
+        text.starts_with("ConsumerModel: org.example.Remote:2.0@0\n\nRegistry: zookeeper://"),
+        "{text}"
+    );
+    assert!(
+        text.contains("MigrationStep: FORCE_INTERFACE\n\nInterface-Level: \nAll Invokers: \n"),
+        "{text}"
+    );
+    let Outcome::Done(json) = q
+        .execute("getAddress", &["org.example.Remote:2.0".into()], http)
+        .await
+    else {
+        panic!()
+    };
+    let v: serde_json::Value = serde_json::from_str(&json.body).unwrap();
+    let reg = &v["org.example.Remote:2.0@0"]["zookeeper://127.0.0.1:2181/org.apache.dubbo.registry.RegistryService"];
+    assert_eq!(
+        reg["Invokers"]["Interface-Level"]["Valid"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn shutdown_validates_and_shuts_down_graceful_shutdown_goes_offline() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    assert_eq!(
+        body(&q, &["shutdown", "-x"]).await,
+        "Invalid parameter,please input like shutdown -t 10000"
+    );
+    assert!(!fake.shut.load(Ordering::SeqCst));
+    assert_eq!(body(&q, &["gracefulShutdown"]).await, "OK");
+    assert!(body(&q, &["ls"]).await.contains("memory-I(N)"));
+    let out = body(&q, &["shutdown", "-t", "1"]).await;
+    assert!(
+        out.starts_with("Application has shutdown successfully\r\nelapsed: "),
+        "{out}"
+    );
+    assert!(fake.shut.load(Ordering::SeqCst));
+}
