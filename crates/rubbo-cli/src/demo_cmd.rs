@@ -51,12 +51,17 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
     let mut providers = Vec::new();
     for i in 0..args.providers.max(1) {
         let app = format!("demo-provider-{i}");
-        let rubbo = Rubbo::builder()
+        let mut builder = Rubbo::builder()
             .application(app.clone())
             .registry(registry)
             .port(0)
-            .registry_factories(factories.clone())
-            .build()?;
+            .registry_factories(factories.clone());
+        // The first provider answers on a QoS port of its own (`ls`, `offline`,
+        // probes), on a free port so that several demos can run at once.
+        if i == 0 {
+            builder = builder.qos_port(0);
+        }
+        let rubbo = builder.build()?;
         let provider = DemoProvider::default();
         let url = rubbo
             .export(DemoServiceServer::new(Arc::new(provider.clone())))
@@ -67,6 +72,9 @@ async fn demo(args: &DemoArgs) -> Result<ExitCode> {
             "provider {app} serving on {} (registered in {registry})",
             url.address()
         );
+        if let Some(qos) = rubbo.qos_address() {
+            eprintln!("provider {app} QoS port at {qos} (try: rubbo qos {qos} ls)");
+        }
         providers.push((rubbo, provider));
     }
 

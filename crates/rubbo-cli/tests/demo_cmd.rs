@@ -47,6 +47,10 @@ fn spreads_calls_over_every_provider() {
         ),
         "{err}"
     );
+    assert!(
+        err.contains("provider demo-provider-0 QoS port at 127.0.0.1:"),
+        "the demo prints its QoS address: {err}"
+    );
 }
 
 /// The number of calls made before the crash, from the demo's "crashing … after N
