@@ -28,8 +28,10 @@
 //! - HTTP/1.1 (and HTTP/2 that is not gRPC) on the same port: Triple's JSON form,
 //!   `curl -d '["hi"]' http://host:port/{interface}/{method}` (see `rest.rs`).
 //!
-//! Not yet: streaming, compression, taking an h2c upgrade (such a request is answered
-//! over HTTP/1.1), health and reflection.
+//! - gRPC health checking (`grpc.health.v1.Health/Check`) on every server.
+//!
+//! Not yet: streaming (and health's `Watch`), compression, taking an h2c upgrade (such
+//! a request is answered over HTTP/1.1), server reflection.
 
 mod body;
 mod channel;
@@ -37,6 +39,7 @@ pub mod config;
 mod error;
 pub mod frame;
 pub mod headers;
+mod health;
 mod invoker;
 mod protocol;
 mod rest;

@@ -34,6 +34,7 @@ use crate::config::H2Settings;
 use crate::error::TripleError;
 use crate::frame;
 use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_STATUS};
+use crate::health;
 use crate::status::{self, Code};
 use crate::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
 use rubbo_common::exporters::{ExporterMap, exporter_key};
@@ -300,6 +301,11 @@ impl Handler {
                 ));
             }
         };
+        if service_path == health::SERVICE {
+            let body = self.read_message(req, &peer, method).await?;
+            let result = health::answer(&self.exporters, method, &body)?;
+            return Ok(respond_idl(Ok(result), method));
+        }
         let group = headers::get(req.headers(), headers::SERVICE_GROUP);
         let version = headers::get(req.headers(), headers::SERVICE_VERSION);
         let exported = {
@@ -341,34 +347,7 @@ impl Handler {
         }
         let mut attachments = headers::attachments_from(req.headers());
         let app = headers::get(req.headers(), headers::CONSUMER_APP_NAME).map(str::to_owned);
-        let limit = if self.payload > 0 {
-            usize::try_from(self.payload)
-                .unwrap_or(usize::MAX)
-                .saturating_add(frame::PREFIX_LEN)
-        } else {
-            usize::MAX
-        };
-        let body = match Limited::new(req.into_body(), limit).collect().await {
-            Ok(b) => b.to_bytes(),
-            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-                warn!(peer = %peer.remote, method, limit, "request too large");
-                return Err((
-                    Code::ResourceExhausted,
-                    format!(
-                        "request message larger than {} bytes (payload)",
-                        self.payload
-                    ),
-                ));
-            }
-            Err(e) => {
-                debug!(peer = %peer.remote, error = %e, "request body failed");
-                return Err((Code::Cancelled, format!("request body failed: {e}")));
-            }
-        };
-        let message = frame::decode_unary(&body, self.payload).map_err(|e| {
-            warn!(peer = %peer.remote, method, error = %e, "bad request message");
-            (code_for_decode(&e), e.to_string())
-        })?;
+        let message = self.read_message(req, &peer, method).await?;
         // IDL mode: the message is the request, handed on as it came. Wrapper mode:
         // the arguments inside the wrapper, and the wrapper's serialization answers.
         let (arguments, parameter_types, serialize_type) = if idl {
@@ -411,6 +390,44 @@ impl Handler {
             Some(t) => respond(result, &t, method),
             None => respond_idl(result, method),
         })
+    }
+
+    /// Reads the one request message of a unary call (within `payload`).
+    async fn read_message(
+        &self,
+        req: Request<Incoming>,
+        peer: &Peer,
+        method: &str,
+    ) -> Result<Bytes, (Code, String)> {
+        let limit = if self.payload > 0 {
+            usize::try_from(self.payload)
+                .unwrap_or(usize::MAX)
+                .saturating_add(frame::PREFIX_LEN)
+        } else {
+            usize::MAX
+        };
+        let body = match Limited::new(req.into_body(), limit).collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                warn!(peer = %peer.remote, method, limit, "request too large");
+                return Err((
+                    Code::ResourceExhausted,
+                    format!(
+                        "request message larger than {} bytes (payload)",
+                        self.payload
+                    ),
+                ));
+            }
+            Err(e) => {
+                debug!(peer = %peer.remote, error = %e, "request body failed");
+                return Err((Code::Cancelled, format!("request body failed: {e}")));
+            }
+        };
+        let message = frame::decode_unary(&body, self.payload).map_err(|e| {
+            warn!(peer = %peer.remote, method, error = %e, "bad request message");
+            (code_for_decode(&e), e.to_string())
+        })?;
+        Ok(message)
     }
 }
 

@@ -717,3 +717,53 @@ async fn http1_json_calls_a_method_and_errors_are_json() {
     assert_eq!(client(&c, port).await.add(2, 3).await.unwrap(), 5);
     p.shutdown().await;
 }
+
+/// gRPC health checking on every Triple server (`grpc.health.v1.Health/Check`).
+#[tokio::test]
+async fn health_check_answers_for_the_server_and_each_exported_service() {
+    use prost::Message;
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct HealthCheckRequest {
+        #[prost(string, tag = "1")]
+        service: String,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct HealthCheckResponse {
+        #[prost(int32, tag = "1")]
+        status: i32,
+    }
+    let (p, port) = provider().await;
+    let (mut send, _conn) = h2_connect(port).await;
+    let mut check = async |service: &str, method: &str| {
+        let msg = HealthCheckRequest {
+            service: service.into(),
+        };
+        let body = rubbo_protocol_triple::frame::encode(&msg.encode_to_vec()).unwrap();
+        let req = grpc_request(&format!("/grpc.health.v1.Health/{method}"), "", &[], body);
+        let resp = send.send_request(req).await.unwrap();
+        let (parts, body) = resp.into_parts();
+        let collected = tokio::time::timeout(Duration::from_secs(5), body.collect())
+            .await
+            .unwrap()
+            .unwrap();
+        let trailers = collected.trailers().cloned().unwrap_or_default();
+        let from = if trailers.contains_key("grpc-status") {
+            trailers
+        } else {
+            parts.headers
+        };
+        let status: i32 = from["grpc-status"].to_str().unwrap().parse().unwrap();
+        let data = collected.to_bytes();
+        let reply =
+            (data.len() >= 5).then(|| HealthCheckResponse::decode(&data[5..]).unwrap().status);
+        (status, reply)
+    };
+    // The server, and an exported service by interface name: SERVING (1).
+    assert_eq!(check("", "Check").await, (0, Some(1)));
+    assert_eq!(check("org.rubbo.test.TriEcho", "Check").await, (0, Some(1)));
+    // A service it does not serve: gRPC NOT_FOUND (5), as the health protocol says.
+    assert_eq!(check("no.such.Service", "Check").await, (5, None));
+    // Watch is a stream: not yet.
+    assert_eq!(check("", "Watch").await.0, 12);
+    p.shutdown().await;
+}
