@@ -29,6 +29,7 @@ pub use rubbo_common::{
     Arguments, Attachments, BizException, BoxInvoker, Invocation, InvokeFuture, Invoker, Payload,
     RpcError, RpcResult, Url, Value,
 };
+pub use rubbo_serialization::{decode_arguments, decode_payload};
 pub use serde::Serialize;
 pub use serde::de::DeserializeOwned;
 
@@ -319,7 +320,7 @@ impl Client {
         async move {
             let result = call.await?;
             crate::context::record_response(result.attachments());
-            result.into_payload()?.decode::<R>()
+            decode_payload::<R>(&result.into_payload()?)
         }
     }
 }
