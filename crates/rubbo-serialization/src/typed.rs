@@ -68,3 +68,89 @@ pub fn decode_payload<T: DeserializeOwned>(payload: &Payload) -> Result<T, RpcEr
         other => other.decode(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bytes::{Bytes, BytesMut};
+    use rubbo_common::{Arguments, Encoded, Payload, RpcError, Serialization};
+
+    use super::{decode_arguments, decode_payload};
+    use crate::{HESSIAN2, Hessian2};
+
+    /// What the fast path and the erased path give, as comparable text.
+    fn shown<T: std::fmt::Debug>(r: Result<T, RpcError>) -> String {
+        match r {
+            Ok(v) => format!("ok {v:?}"),
+            Err(e) => format!("err {:?} {}", e.kind(), e.message()),
+        }
+    }
+
+    fn args(count: usize, bytes: &'static [u8]) -> Arguments {
+        Arguments::Encoded {
+            count,
+            encoded: Encoded::new(&HESSIAN2, Bytes::from_static(bytes)),
+        }
+    }
+
+    #[test]
+    fn arguments_decode_as_the_erased_path_does_values_and_errors() {
+        let mut two = BytesMut::new();
+        HESSIAN2.write_values(&("a", 7i32), &mut two).unwrap();
+        let two: &'static [u8] = two.to_vec().leak();
+        for a in [
+            args(2, two),
+            args(1, two),       // fewer values than the bytes hold
+            args(3, two),       // more than they hold
+            args(2, b"\x05hi"), // truncated string
+            args(0, b""),
+        ] {
+            assert_eq!(
+                shown(decode_arguments::<(String, i32)>(&a)),
+                shown(a.decode::<(String, i32)>()),
+                "{a:?}"
+            );
+            assert_eq!(
+                shown(decode_arguments::<(i32, String)>(&a)),
+                shown(a.decode::<(i32, String)>()),
+                "{a:?}"
+            );
+            assert_eq!(
+                shown(decode_arguments::<()>(&a)),
+                shown(a.decode::<()>()),
+                "{a:?}"
+            );
+        }
+        assert!(decode_arguments::<(i32, String)>(&args(2, two)).is_err());
+    }
+
+    #[test]
+    fn payloads_decode_as_the_erased_path_does_values_and_errors() {
+        let mut s = BytesMut::new();
+        HESSIAN2.write(&"hi", &mut s).unwrap();
+        for bytes in [s.freeze(), Bytes::from_static(b"\x05hi"), Bytes::new()] {
+            let p = Payload::Encoded(Encoded::new(&HESSIAN2, bytes));
+            assert_eq!(
+                shown(decode_payload::<String>(&p)),
+                shown(p.decode::<String>())
+            );
+            assert_eq!(shown(decode_payload::<i64>(&p)), shown(p.decode::<i64>()));
+        }
+        assert_eq!(
+            shown(decode_payload::<Option<String>>(&Payload::Null)),
+            "ok None"
+        );
+    }
+
+    #[test]
+    fn another_hessian2_instance_takes_the_fast_path_too() {
+        static OTHER: Hessian2 = Hessian2;
+        let mut out = BytesMut::new();
+        OTHER.write(&5i32, &mut out).unwrap();
+        let p = Payload::Encoded(Encoded::new(&OTHER, out.freeze()));
+        assert!(super::is_hessian2(match &p {
+            Payload::Encoded(e) => e,
+            _ => unreachable!(),
+        }));
+        assert_eq!(decode_payload::<i32>(&p).unwrap(), 5);
+    }
+}
