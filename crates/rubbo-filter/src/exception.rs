@@ -1,11 +1,16 @@
 //! `exception`: which business exceptions a consumer sees as thrown (Java's
 //! `ExceptionFilter`).
 
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use rubbo_common::filter::Activate;
 use rubbo_common::{
-    BizException, BoxInvoker, Filter, Invocation, InvokeFuture, Invoker, Outcome, RpcResult,
+    BizException, BoxInvoker, Filter, Invocation, InvokeFuture, Invoker, Outcome, RpcError,
+    RpcResult,
 };
 use tracing::error;
 
@@ -69,38 +74,65 @@ pub fn passes(class: &str, interface: &str) -> bool {
 
 impl Invoker for Exceptions {
     fn invoke(&self, inv: Invocation) -> InvokeFuture {
-        let interface = self.interface.clone();
-        let method = inv.method_arc();
         let consumer = inv.peer().map(|p| p.remote);
-        let call = self.next.invoke(inv);
-        Box::pin(async move {
-            let result = call.await?;
-            let Some(e) = result.exception() else {
-                return Ok(result);
-            };
-            if passes(&e.class, &interface) {
-                return Ok(result);
-            }
-            error!(
-                service = %interface,
-                %method,
-                consumer = ?consumer,
-                exception = %e,
-                "unchecked and undeclared exception, sent as RuntimeException"
-            );
-            let (outcome, attachments) = result.into_parts();
-            let Outcome::Exception(e) = outcome else {
-                return Ok(RpcResult::from_parts(outcome, attachments));
-            };
-            let replaced = BizException::new(RUNTIME_EXCEPTION, Some(e.to_string()));
-            Ok(RpcResult::from_parts(
-                Outcome::Exception(replaced),
-                attachments,
-            ))
+        let method = inv.method_arc();
+        Box::pin(Checked {
+            call: self.next.invoke(inv),
+            interface: self.interface.clone(),
+            method,
+            consumer,
         })
     }
 
     delegate_to_next!();
+}
+
+/// The call's future, its result checked when it is ready. A plain future rather than
+/// an `async` block: a result without an exception (nearly every one) goes out as it
+/// came, with no move through the block's state.
+struct Checked {
+    call: InvokeFuture,
+    interface: Arc<str>,
+    method: Arc<str>,
+    consumer: Option<SocketAddr>,
+}
+
+impl Future for Checked {
+    type Output = Result<RpcResult, RpcError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Returned as the inner future gave it, changed in place when it must be.
+        let mut poll = self.call.as_mut().poll(cx);
+        if let Poll::Ready(Ok(result)) = &mut poll {
+            if result
+                .exception()
+                .is_some_and(|e| !passes(&e.class, &self.interface))
+            {
+                let taken = std::mem::replace(result, RpcResult::null());
+                *result = self.replace(taken);
+            }
+        }
+        poll
+    }
+}
+
+impl Checked {
+    /// `result`'s exception, which may not cross, replaced (and logged).
+    fn replace(&self, result: RpcResult) -> RpcResult {
+        let (outcome, attachments) = result.into_parts();
+        let Outcome::Exception(e) = outcome else {
+            return RpcResult::from_parts(outcome, attachments);
+        };
+        error!(
+            service = %self.interface,
+            method = %self.method,
+            consumer = ?self.consumer,
+            exception = %e,
+            "unchecked and undeclared exception, sent as RuntimeException"
+        );
+        let replaced = BizException::new(RUNTIME_EXCEPTION, Some(e.to_string()));
+        RpcResult::from_parts(Outcome::Exception(replaced), attachments)
+    }
 }
 
 #[cfg(test)]

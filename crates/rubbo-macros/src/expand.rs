@@ -271,7 +271,7 @@ fn server_arm(index: usize, m: &Method, service: &Ident, cg: &TokenStream) -> To
             }
         });
         quote! {
-            let (#(#names,)*) = match invocation.arguments().decode::<(#(#owned,)*)>() {
+            let (#(#names,)*) = match #cg::decode_arguments::<(#(#owned,)*)>(invocation.arguments()) {
                 #cg::Ok(args) => args,
                 #cg::Err(e) => return #cg::fail(e),
             };

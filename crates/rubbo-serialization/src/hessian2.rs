@@ -4,7 +4,7 @@ use bytes::BytesMut;
 use rubbo_common::Value;
 use rubbo_common::serialization::{DeserializeFn, Serialization, SerializationError};
 use rubbo_hessian2::{Decoder, Encoder};
-use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, SeqAccess, Visitor};
 
 /// Hessian 2 (Java's `Hessian2Serialization`): name `hessian2`, dubbo wire id 2,
 /// content type `x-application/hessian2`. Consecutive values are one Hessian stream
@@ -26,7 +26,7 @@ pub struct Hessian2;
 /// The [`Hessian2`] instance that [`Encoded`](rubbo_common::Encoded) values refer to.
 pub static HESSIAN2: Hessian2 = Hessian2;
 
-const NAME: &str = "hessian2";
+pub(crate) const NAME: &str = "hessian2";
 
 fn read_err(e: impl std::fmt::Display) -> SerializationError {
     SerializationError::read(NAME, e)
@@ -102,6 +102,25 @@ impl Serialization for Hessian2 {
     ) -> Result<(), SerializationError> {
         Encoder::new(out).write_args(values).map_err(write_err)
     }
+}
+
+/// A `T` from the one value at the start of `bytes`, as [`Hessian2::deserialize`]
+/// reads it, without the erased interface.
+pub(crate) fn read_value<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, rubbo_hessian2::Error> {
+    T::deserialize(&mut Decoder::new(bytes))
+}
+
+/// A `T` from `count` consecutive top-level values, as
+/// [`Hessian2::deserialize_values`] reads them, without the erased interface.
+pub(crate) fn read_values<T: DeserializeOwned>(
+    bytes: &[u8],
+    count: usize,
+) -> Result<T, rubbo_hessian2::Error> {
+    let mut d = Decoder::new(bytes);
+    T::deserialize(&mut Values {
+        decoder: &mut d,
+        left: count,
+    })
 }
 
 /// `left` consecutive top-level values of one Hessian stream, as one sequence (the

@@ -31,7 +31,7 @@ pub use rubbo_common::{
     Payload, RpcError, RpcResult, Url, Value,
 };
 pub use rubbo_protocol_triple::{Code, Status};
-pub use rubbo_serialization::PROTOBUF;
+pub use rubbo_serialization::{PROTOBUF, decode_arguments, decode_payload};
 
 /// prost, for the messages `rubbo-build` generates (`::rubbo::codegen::prost::Message`).
 pub use prost;
@@ -371,7 +371,7 @@ impl Client {
         async move {
             let result = call.await?;
             crate::context::record_response(result.attachments());
-            result.into_payload()?.decode::<R>()
+            decode_payload::<R>(&result.into_payload()?)
         }
     }
 }

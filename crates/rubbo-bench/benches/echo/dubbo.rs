@@ -31,7 +31,8 @@ struct EchoService {
 impl Invoker for EchoService {
     fn invoke(&self, inv: Invocation) -> InvokeFuture {
         Box::pin(async move {
-            let (s,): (String,) = inv.arguments().decode()?;
+            // As a generated server decodes its arguments (`rubbo::codegen`).
+            let (s,): (String,) = rubbo_serialization::decode_arguments(inv.arguments())?;
             Ok(RpcResult::value(Payload::typed(s)))
         })
     }
@@ -115,10 +116,10 @@ impl crate::load::EchoClient for Client {
             .clone()
             .with_arguments(Arguments::typed(1, (self.payload,)));
         let reply = self.invoker.invoke(inv).await?;
-        let s: String = reply
-            .payload()
-            .context("echo returned no value")?
-            .decode()?;
+        // As a generated client decodes its result (`rubbo::codegen`).
+        let s: String = rubbo_serialization::decode_payload(
+            reply.payload().context("echo returned no value")?,
+        )?;
         ensure!(s == self.payload, "rubbo echo returned another string");
         Ok(())
     }
