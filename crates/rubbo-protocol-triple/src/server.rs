@@ -453,7 +453,8 @@ fn is_idl(url: &Url, method: &str) -> bool {
     }
 }
 
-/// The response of an IDL-mode call: the reply message in the body and `grpc-status`
+/// The response of an IDL-mode call: the reply message in the body, the result's
+/// header attachments in the response headers, its attachments and `grpc-status`
 /// 0 in the trailers, or an error status (a business exception too, as Java's IDL
 /// mode sends it: `UNKNOWN` with the message, no exception object).
 fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<UnaryBody> {
@@ -468,6 +469,8 @@ fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<Un
             );
         }
     };
+    let mut result = result;
+    let header_attachments = std::mem::take(result.header_attachments_mut());
     let (outcome, attachments) = result.into_parts();
     let message = match outcome {
         Outcome::Value(Payload::Encoded(e)) if is_protobuf(e.serialization) => e.bytes,
@@ -503,14 +506,16 @@ fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<Un
     headers::put_attachments(&mut trailers, &attachments);
     put_status(&mut trailers, Code::Ok, "");
     let mut r = Response::new(UnaryBody::new(Some(data), Some(trailers)));
+    headers::put_attachments(r.headers_mut(), &header_attachments);
     r.headers_mut()
         .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
     r
 }
 
 /// The response of a call that reached the service: the outcome in the body (also a
-/// business exception, flagged by `tri-exception-code`), `grpc-status` 0 in the
-/// trailers; or an error status.
+/// business exception, flagged by `tri-exception-code`), the header attachments in
+/// the headers, the attachments and `grpc-status` 0 in the trailers; or an error
+/// status.
 fn respond(
     result: Result<RpcResult, RpcError>,
     serialize_type: &str,
@@ -527,6 +532,8 @@ fn respond(
             );
         }
     };
+    let mut result = result;
+    let header_attachments = std::mem::take(result.header_attachments_mut());
     let (outcome, attachments) = result.into_parts();
     let wrapped = TripleResponseWrapper::for_outcome(&outcome, serialize_type)
         .map_err(|e| e.to_string())
@@ -547,6 +554,7 @@ fn respond(
     put_status(&mut trailers, Code::Ok, "");
     let mut r = Response::new(UnaryBody::new(Some(data), Some(trailers)));
     let h = r.headers_mut();
+    headers::put_attachments(h, &header_attachments);
     h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
     if let Outcome::Exception(e) = &outcome {
         debug!(method, exception = %e, "business exception");
