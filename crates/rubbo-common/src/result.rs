@@ -197,6 +197,9 @@ pub enum Outcome {
 pub struct RpcResult {
     outcome: Outcome,
     attachments: Attachments,
+    /// Boxed and absent until used: the dubbo protocol never has them, and every
+    /// result is built, moved and dropped on the call path.
+    header_attachments: Option<Box<Attachments>>,
 }
 
 impl RpcResult {
@@ -205,6 +208,7 @@ impl RpcResult {
         RpcResult {
             outcome: Outcome::Value(payload),
             attachments: Attachments::new(),
+            header_attachments: None,
         }
     }
 
@@ -218,6 +222,7 @@ impl RpcResult {
         RpcResult {
             outcome: Outcome::Exception(exception),
             attachments: Attachments::new(),
+            header_attachments: None,
         }
     }
 
@@ -258,7 +263,43 @@ impl RpcResult {
         &mut self.attachments
     }
 
-    /// Splits into outcome and attachments.
+    /// Response attachments that travel in the response *headers* where the protocol
+    /// has them (Triple: the HEADERS frame before the reply message, gRPC's initial
+    /// metadata), apart from [`attachments`](Self::attachments), which Triple sends in
+    /// the trailers. On a consumer, what the provider sent in its response headers.
+    ///
+    /// The dubbo protocol has no response headers: it does not send these. Splitting
+    /// a result with [`into_parts`](Self::into_parts) drops them.
+    ///
+    /// ```
+    /// use rubbo_common::{RpcResult, Value};
+    ///
+    /// let mut r = RpcResult::null().with_attachment("in-trailers", "t");
+    /// r.header_attachments_mut().insert("in-headers".into(), Value::from("h"));
+    /// assert!(r.header_attachments().contains_key("in-headers"));
+    /// assert!(!r.attachments().contains_key("in-headers"));
+    /// ```
+    pub fn header_attachments(&self) -> &Attachments {
+        static NONE: std::sync::LazyLock<Attachments> = std::sync::LazyLock::new(Attachments::new);
+        self.header_attachments.as_deref().unwrap_or(&NONE)
+    }
+
+    /// Response header attachments, mutable (see
+    /// [`header_attachments`](Self::header_attachments)).
+    pub fn header_attachments_mut(&mut self) -> &mut Attachments {
+        self.header_attachments.get_or_insert_with(Box::default)
+    }
+
+    /// Takes the response header attachments out (empty when there were none),
+    /// without allocating when there were none.
+    pub fn take_header_attachments(&mut self) -> Attachments {
+        self.header_attachments
+            .take()
+            .map(|b| *b)
+            .unwrap_or_default()
+    }
+
+    /// Splits into outcome and attachments (the header attachments are dropped).
     pub fn into_parts(self) -> (Outcome, Attachments) {
         (self.outcome, self.attachments)
     }
@@ -268,6 +309,7 @@ impl RpcResult {
         RpcResult {
             outcome,
             attachments,
+            header_attachments: None,
         }
     }
 

@@ -157,6 +157,20 @@ pub fn attachments_from(headers: &HeaderMap) -> Attachments {
     out
 }
 
+/// Headers of a response that are HTTP's or gRPC's own, never attachments.
+const RESPONSE_HEADERS_NOT_ATTACHMENTS: &[&str] = &["content-type", "date", "server"];
+
+/// The attachments carried by a response's *headers* (gRPC's initial metadata), as
+/// [`attachments_from`] reads them, without `content-type` and the other headers a
+/// server adds on its own.
+pub fn attachments_from_response_headers(headers: &HeaderMap) -> Attachments {
+    let mut out = attachments_from(headers);
+    for key in RESPONSE_HEADERS_NOT_ATTACHMENTS {
+        out.remove(*key);
+    }
+    out
+}
+
 /// The bytes of a header value. Java (Netty) writes header values as ISO-8859-1, so
 /// text that fits is sent that way; other text goes as UTF-8 (which Java reads as
 /// ISO-8859-1, where Java's own encoding would have lost those characters).
@@ -228,6 +242,19 @@ mod tests {
             Some(&Value::from("a 😀")),
             "UTF-8 beyond Latin-1"
         );
+
+        let mut response = HeaderMap::new();
+        response.insert("content-type", HeaderValue::from_static(GRPC));
+        response.insert(
+            "date",
+            HeaderValue::from_static("Tue, 1 Jan 2030 00:00:00 GMT"),
+        );
+        response.insert("x-bytes-bin", HeaderValue::from_static("q6ur"));
+        response.insert("x-echo", HeaderValue::from_static("v"));
+        let a = attachments_from_response_headers(&response);
+        assert_eq!(a.len(), 2, "only the metadata: {a:?}");
+        assert_eq!(a.get("x-echo"), Some(&Value::from("v")));
+        assert_eq!(a.get("x-bytes"), Some(&Value::Binary(vec![0xab; 3])));
 
         let mut padded = HeaderMap::new();
         padded.insert("k-bin", HeaderValue::from_static("AAEC/w=="));

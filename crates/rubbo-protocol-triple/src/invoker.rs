@@ -14,7 +14,8 @@ use hyper::body::Incoming;
 use prost::Message;
 use rubbo_common::keys::{self, Timeout};
 use rubbo_common::{
-    Arguments, Encoded, Invocation, InvokeFuture, Invoker, Payload, RpcError, RpcResult, Url,
+    Arguments, Encoded, ErrorKind, Invocation, InvokeFuture, Invoker, Payload, RpcError, RpcResult,
+    Url,
 };
 use rubbo_serialization::{PROTOBUF, is_protobuf};
 use tracing::{Instrument, debug};
@@ -165,6 +166,7 @@ impl Invoker for TripleInvoker {
         let method = inv.method_arc();
         drop(inv);
         let inner = self.inner.clone();
+        let deadline = Instant::now() + timeout;
         let call = async move {
             let exchange = async {
                 let mut sender = inner.channel.sender().await?;
@@ -173,6 +175,18 @@ impl Invoker for TripleInvoker {
                 read_response(resp, inner.payload, idl).await
             };
             match tokio::time::timeout(timeout, exchange).await {
+                // A stream the peer reset once the deadline had passed (grpc-go resets
+                // it at the `grpc-timeout` it was sent) timed out; the timer may just
+                // not have fired yet.
+                Ok(Err(e)) if e.kind() == ErrorKind::Network && Instant::now() >= deadline => {
+                    Err(RpcError::timeout(format!(
+                        "no response from {} for {method} within {} ms ({})",
+                        inner.channel.addr(),
+                        timeout.as_millis(),
+                        e.message()
+                    ))
+                    .with_source(e))
+                }
                 Ok(r) => r,
                 // Dropping the exchange resets the stream (RST_STREAM CANCEL).
                 Err(_) => Err(RpcError::timeout(format!(
@@ -204,7 +218,8 @@ fn network(e: hyper::Error) -> RpcError {
 
 /// Reads a unary response: the status from the trailers (or from the headers of a
 /// trailers-only response), then the one message: the reply itself in IDL mode
-/// (`idl`), a response wrapper otherwise.
+/// (`idl`), a response wrapper otherwise. The trailers' attachments become the
+/// result's attachments, the response headers' its header attachments.
 async fn read_response(
     resp: http::Response<Incoming>,
     payload: i64,
@@ -281,5 +296,6 @@ async fn read_response(
             .attachments_mut()
             .extend(headers::attachments_from(t));
     }
+    *result.header_attachments_mut() = headers::attachments_from_response_headers(&parts.headers);
     Ok(result)
 }

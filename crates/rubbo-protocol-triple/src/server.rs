@@ -447,7 +447,8 @@ pub(crate) fn is_idl(url: &Url, method: &str) -> bool {
     }
 }
 
-/// The response of an IDL-mode call: the reply message in the body and `grpc-status`
+/// The response of an IDL-mode call: the reply message in the body, the result's
+/// header attachments in the response headers, its attachments and `grpc-status`
 /// 0 in the trailers, or an error status (a business exception too, as Java's IDL
 /// mode sends it: `UNKNOWN` with the message, no exception object).
 fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<UnaryBody> {
@@ -462,6 +463,8 @@ fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<Un
             );
         }
     };
+    let mut result = result;
+    let header_attachments = result.take_header_attachments();
     let (outcome, attachments) = result.into_parts();
     let message = match outcome {
         Outcome::Value(Payload::Encoded(e)) if is_protobuf(e.serialization) => e.bytes,
@@ -497,14 +500,16 @@ fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<Un
     headers::put_attachments(&mut trailers, &attachments);
     put_status(&mut trailers, Code::Ok, "");
     let mut r = Response::new(UnaryBody::new(Some(data), Some(trailers)));
+    headers::put_attachments(r.headers_mut(), &header_attachments);
     r.headers_mut()
         .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
     r
 }
 
 /// The response of a call that reached the service: the outcome in the body (also a
-/// business exception, flagged by `tri-exception-code`), `grpc-status` 0 in the
-/// trailers; or an error status.
+/// business exception, flagged by `tri-exception-code`), the header attachments in
+/// the headers, the attachments and `grpc-status` 0 in the trailers; or an error
+/// status.
 fn respond(
     result: Result<RpcResult, RpcError>,
     serialize_type: &str,
@@ -521,6 +526,8 @@ fn respond(
             );
         }
     };
+    let mut result = result;
+    let header_attachments = result.take_header_attachments();
     let (outcome, attachments) = result.into_parts();
     let wrapped = TripleResponseWrapper::for_outcome(&outcome, serialize_type)
         .map_err(|e| e.to_string())
@@ -541,6 +548,7 @@ fn respond(
     put_status(&mut trailers, Code::Ok, "");
     let mut r = Response::new(UnaryBody::new(Some(data), Some(trailers)));
     let h = r.headers_mut();
+    headers::put_attachments(h, &header_attachments);
     h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
     if let Outcome::Exception(e) = &outcome {
         debug!(method, exception = %e, "business exception");

@@ -346,7 +346,7 @@ impl Client {
             .invoke(self.invocation(method, Arguments::Encoded { count: 1, encoded }));
         async move {
             let result = call.await?;
-            crate::context::record_response(result.attachments());
+            crate::context::record_response(&result);
             match result.into_payload()? {
                 Payload::Encoded(e) if rubbo_serialization::is_protobuf(e.serialization) => {
                     Rep::decode(e.bytes).map_err(|e| {
@@ -370,7 +370,7 @@ impl Client {
         let call = self.invoker.invoke(self.invocation(method, arguments));
         async move {
             let result = call.await?;
-            crate::context::record_response(result.attachments());
+            crate::context::record_response(&result);
             decode_payload::<R>(&result.into_payload()?)
         }
     }
@@ -461,7 +461,7 @@ where
     *invocation.arguments_mut() = Arguments::none();
     Box::pin(async move {
         let method = invocation.method().to_owned();
-        let (outcome, attachments) =
+        let (outcome, response) =
             crate::context::provide(invocation, CatchPanic(Box::pin(handler))).await;
         let mut result = match outcome {
             Ok(Ok(v)) if v.is_java_null() => RpcResult::null(),
@@ -479,7 +479,7 @@ where
                 ))
             }
         };
-        result.attachments_mut().extend(attachments);
+        response.apply(&mut result);
         Ok(result)
     })
 }
@@ -502,13 +502,13 @@ where
     let handler = handler(request);
     Box::pin(async move {
         let method = invocation.method().to_owned();
-        let (outcome, attachments) =
+        let (outcome, response) =
             crate::context::provide(invocation, CatchPanic(Box::pin(handler))).await;
         match outcome {
             Ok(Ok(reply)) => {
                 let encoded = Encoded::new(&PROTOBUF, reply.encode_to_vec().into());
                 let mut result = RpcResult::value(Payload::Encoded(encoded));
-                result.attachments_mut().extend(attachments);
+                response.apply(&mut result);
                 Ok(result)
             }
             Ok(Err(status)) => Err(status.into()),

@@ -73,6 +73,8 @@ impl TriEcho for Provider {
     }
     async fn ping(&self) -> Result<(), RpcError> {
         context::set_response_attachment("pong", "yes");
+        context::set_response_header("pong-early", "in-headers");
+        context::set_response_header("pong-bytes", rubbo::Value::Binary(vec![0xab, 0]));
         Ok(())
     }
     async fn fail(&self, message: Option<String>) -> Result<Option<String>, RpcError> {
@@ -149,6 +151,19 @@ async fn values_nulls_void_users_and_attachments_round_trip() {
         Some("yes"),
         "void returns, and response attachments come back in the trailers"
     );
+    assert!(!response.contains_key("pong-early"), "{response:?}");
+    let ((), md) = context::capture_metadata(async { echo.ping().await.unwrap() }).await;
+    assert_eq!(
+        md.headers.get("pong-early").and_then(|v| v.as_str()),
+        Some("in-headers"),
+        "response header attachments come back apart: {md:?}"
+    );
+    assert_eq!(
+        md.headers.get("pong-bytes"),
+        Some(&rubbo::Value::Binary(vec![0xab, 0]))
+    );
+    assert_eq!(md.headers.len(), 2, "no content-type: {md:?}");
+    assert!(md.attachments.contains_key("pong") && !md.attachments.contains_key("pong-early"));
 
     let tenant = echo.clone().with_attachment("tenant", "acme");
     assert_eq!(
@@ -268,6 +283,47 @@ async fn the_provider_cancels_work_past_grpc_timeout() {
     let (status, message) = grpc_status(resp).await;
     assert_eq!(status, Some(4), "DEADLINE_EXCEEDED: {message:?}");
     assert!(t0.elapsed() < Duration::from_millis(2000));
+    p.shutdown().await;
+}
+
+#[tokio::test]
+async fn response_header_attachments_go_in_the_headers_and_the_others_in_the_trailers() {
+    use prost::Message;
+    let (p, port) = provider().await;
+    let (mut send, _conn) = h2_connect(port).await;
+    let ping = rubbo_protocol_triple::wrapper::TripleRequestWrapper {
+        serialize_type: "hessian4".into(),
+        args: vec![],
+        arg_types: vec![],
+    };
+    let req = grpc_request(
+        "/org.rubbo.test.TriEcho/ping",
+        "",
+        &[("tri-service-version", "1.0.0")],
+        rubbo_protocol_triple::frame::encode(&ping.encode_to_vec()).unwrap(),
+    );
+    let resp = tokio::time::timeout(Duration::from_secs(5), send.send_request(req))
+        .await
+        .unwrap()
+        .unwrap();
+    let (parts, body) = resp.into_parts();
+    let trailers = tokio::time::timeout(Duration::from_secs(5), body.collect())
+        .await
+        .unwrap()
+        .unwrap()
+        .trailers()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(parts.headers.get("pong-early").unwrap(), "in-headers");
+    assert_eq!(
+        parts.headers.get("pong-bytes-bin").unwrap(),
+        "qwA",
+        "binary as -bin, unpadded base64"
+    );
+    assert!(parts.headers.get("pong").is_none());
+    assert_eq!(trailers.get("pong").unwrap(), "yes");
+    assert_eq!(trailers.get("grpc-status").unwrap(), "0");
+    assert!(trailers.get("pong-early").is_none());
     p.shutdown().await;
 }
 
