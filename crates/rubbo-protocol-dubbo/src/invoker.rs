@@ -125,7 +125,8 @@ impl DubboInvoker {
         // The call's deadline (the consumer's `deadline` filter sets one from the
         // `timeout` attachment or the URL) wins over the URL's timeout; what remains of
         // it, rounded up to the millisecond, is what the provider is told.
-        let timeout = match inv.deadline() {
+        let deadline = inv.deadline();
+        let timeout = match deadline {
             Some(deadline) => remaining(deadline),
             None => timeout,
         };
@@ -147,6 +148,7 @@ impl DubboInvoker {
         Ok(Prepared {
             body,
             timeout,
+            deadline,
             oneway,
         })
     }
@@ -185,6 +187,8 @@ fn boxed_in(
 struct Prepared {
     body: bytes::Bytes,
     timeout: Duration,
+    /// The call's deadline, when it has one: the exchange fails it then.
+    deadline: Option<Instant>,
     oneway: bool,
 }
 
@@ -199,6 +203,7 @@ impl Invoker for DubboInvoker {
         let Prepared {
             body,
             timeout,
+            deadline,
             oneway,
         } = match prepared {
             Ok(p) => p,
@@ -218,7 +223,10 @@ impl Invoker for DubboInvoker {
             return boxed_in(span, call);
         }
         // The request's future holds its connection, not this invoker.
-        let request = self.inner.clients.request(body, serialization, timeout);
+        let request = self
+            .inner
+            .clients
+            .request_until(body, serialization, timeout, deadline);
         let call = async move {
             let resp = request.await.map_err(error_for_remoting)?;
             if !resp.status.is_ok() {

@@ -188,7 +188,7 @@ mod tests {
         let mut waiting = Vec::new();
         for id in 0..100 {
             let (otx, orx) = tokio::sync::oneshot::channel();
-            pending.insert(id, otx, std::time::Duration::from_secs(60));
+            pending.insert(id, otx, std::time::Duration::from_secs(60), None);
             waiting.push(orx);
             tx.send(frame(id)).await.unwrap();
         }

@@ -159,6 +159,7 @@ impl Connection {
         body: Bytes,
         serialization: u8,
         timeout: Duration,
+        deadline: Option<std::time::Instant>,
     ) -> Result<Response, RemotingError> {
         self.check_payload(body.len())?;
         let id = next_id();
@@ -170,7 +171,12 @@ impl Connection {
         };
         let (tx, rx) = oneshot::channel();
         // The connection's sweeper fails the call at its deadline.
-        self.pending.insert(id, tx, timeout);
+        self.pending.insert(
+            id,
+            tx,
+            timeout,
+            deadline.map(tokio::time::Instant::from_std),
+        );
         let mut guard = PendingGuard {
             pending: &self.pending,
             id,

@@ -149,6 +149,19 @@ impl ExchangeClient {
         serialization: u8,
         timeout: Duration,
     ) -> impl Future<Output = Result<Response, RemotingError>> + Send + 'static {
+        self.request_until(body, serialization, timeout, None)
+    }
+
+    /// [`request`](Self::request) for a call that has its deadline already (`timeout`
+    /// is what remains of it, for errors and the first connect): the call fails at
+    /// `deadline`.
+    pub fn request_until(
+        &self,
+        body: Bytes,
+        serialization: u8,
+        timeout: Duration,
+        deadline: Option<std::time::Instant>,
+    ) -> impl Future<Output = Result<Response, RemotingError>> + Send + 'static {
         // The connection is taken now: the call's future then holds it alone (one
         // reference count), not this client.
         let start = if self.inner.shared.first_done.load(Ordering::Acquire) {
@@ -158,11 +171,17 @@ impl ExchangeClient {
         };
         async move {
             match start {
-                Start::Now(conn) => conn?.request(body, serialization, timeout).await,
+                Start::Now(conn) => conn?.request(body, serialization, timeout, deadline).await,
                 // A lazy client before its first connect attempt finished: rare, so
                 // boxed to keep every call's future small.
                 Start::AfterFirstAttempt(client) => {
-                    Box::pin(client.request_after_first_attempt(body, serialization, timeout)).await
+                    Box::pin(client.request_after_first_attempt(
+                        body,
+                        serialization,
+                        timeout,
+                        deadline,
+                    ))
+                    .await
                 }
             }
         }
@@ -173,6 +192,7 @@ impl ExchangeClient {
         body: Bytes,
         serialization: u8,
         timeout: Duration,
+        deadline: Option<std::time::Instant>,
     ) -> Result<Response, RemotingError> {
         let started = Instant::now();
         if !self.first_attempt_done(timeout).await {
@@ -185,7 +205,7 @@ impl ExchangeClient {
         }
         let timeout = timeout.saturating_sub(started.elapsed());
         let conn = self.connection()?;
-        conn.request(body, serialization, timeout).await
+        conn.request(body, serialization, timeout, deadline).await
     }
 
     /// Sends a one-way request; returns once it is queued for writing.

@@ -139,9 +139,19 @@ impl Pending {
     }
 
     /// Registers call `id`; [`run_timeouts`](Pending::run_timeouts) fails it with
-    /// [`RemotingError::Timeout`] once `timeout` has passed, unless it completed.
-    pub(crate) fn insert(&self, id: i64, tx: oneshot::Sender<Reply>, timeout: Duration) {
-        let deadline = self.ms_at(Instant::now()).saturating_add(ceil_ms(timeout));
+    /// [`RemotingError::Timeout`] once `timeout` has passed (or at `deadline`, when
+    /// the caller has one already: no clock read then), unless it completed.
+    pub(crate) fn insert(
+        &self,
+        id: i64,
+        tx: oneshot::Sender<Reply>,
+        timeout: Duration,
+        deadline: Option<Instant>,
+    ) {
+        let deadline = match deadline {
+            Some(at) => ceil_ms(at.saturating_duration_since(self.epoch)),
+            None => self.ms_at(Instant::now()).saturating_add(ceil_ms(timeout)),
+        };
         let deadline = deadline.min(NO_DEADLINE - 1);
         let entry = Entry {
             tx,
@@ -286,12 +296,12 @@ mod tests {
         let mut rxs = Vec::new();
         for id in 0..100 {
             let (tx, rx) = oneshot::channel();
-            p.insert(id, tx, Duration::from_secs(60));
+            p.insert(id, tx, Duration::from_secs(60), None);
             rxs.push(rx);
         }
         assert_eq!(p.len(), 100);
         let (tx, _rx) = oneshot::channel();
-        p.insert(5, tx, Duration::from_secs(60));
+        p.insert(5, tx, Duration::from_secs(60), None);
         assert_eq!(p.len(), 100, "replacing an id does not count twice");
         let mut ids = vec![9, 41, 10, 73, 9];
         p.mark_sent(&mut ids);
@@ -300,7 +310,7 @@ mod tests {
             let (tx, rx) = oneshot::channel();
             let old = p.remove(id).expect("pending");
             assert!(old.sent, "call {id} marked sent");
-            p.insert(id, tx, Duration::from_secs(60));
+            p.insert(id, tx, Duration::from_secs(60), None);
             rxs.push(rx);
         }
         assert!(
@@ -308,7 +318,7 @@ mod tests {
             "an unwritten call is not sent"
         );
         let (tx, rx) = oneshot::channel();
-        p.insert(11, tx, Duration::from_secs(60));
+        p.insert(11, tx, Duration::from_secs(60), None);
         rxs.push(rx);
         assert!(p.remove(7).is_some());
         assert!(p.remove(7).is_none());
@@ -331,13 +341,13 @@ mod tests {
             async move { p.run_timeouts("peer:1", &stop).await }
         });
         let (tx, long) = oneshot::channel();
-        p.insert(1, tx, Duration::from_secs(30));
+        p.insert(1, tx, Duration::from_secs(30), None);
         // The sweeper is (or soon will be) asleep until the long deadline; a
         // shorter one registered later must wake it.
         tokio::task::yield_now().await;
         let started = Instant::now();
         let (tx, short) = oneshot::channel();
-        p.insert(2, tx, Duration::from_millis(60));
+        p.insert(2, tx, Duration::from_millis(60), None);
         let reply = tokio::time::timeout(Duration::from_secs(5), short)
             .await
             .expect("the sweeper failed the short call")
@@ -358,6 +368,40 @@ mod tests {
         assert_eq!(p.len(), 1, "the long call still waits");
         assert!(p.complete(Response::new(1, 2, crate::Status::OK, bytes::Bytes::new())));
         assert!(long.await.expect("a reply").is_ok());
+        stop.cancel();
+        tokio::time::timeout(Duration::from_secs(5), sweeper)
+            .await
+            .expect("the sweeper stops")
+            .expect("no panic");
+    }
+
+    #[tokio::test]
+    async fn a_given_deadline_wins_over_the_timeout() {
+        let p = std::sync::Arc::new(Pending::new());
+        let stop = CancellationToken::new();
+        let sweeper = tokio::spawn({
+            let (p, stop) = (p.clone(), stop.clone());
+            async move { p.run_timeouts("peer:1", &stop).await }
+        });
+        // The timeout says 30 s, the caller's deadline 60 ms from now: the deadline
+        // fails the call (the timeout only names it in the error).
+        let started = Instant::now();
+        let (tx, rx) = oneshot::channel();
+        p.insert(
+            3,
+            tx,
+            Duration::from_secs(30),
+            Some(started + Duration::from_millis(60)),
+        );
+        let reply = tokio::time::timeout(Duration::from_secs(10), rx)
+            .await
+            .expect("failed at the deadline, long before the timeout")
+            .expect("a reply");
+        assert!(
+            matches!(reply, Err(RemotingError::Timeout { id: 3, .. })),
+            "{reply:?}"
+        );
+        assert!(started.elapsed() >= Duration::from_millis(60));
         stop.cancel();
         tokio::time::timeout(Duration::from_secs(5), sweeper)
             .await

@@ -70,6 +70,18 @@ impl Clients {
         self.pick().request(body, serialization, timeout)
     }
 
+    /// [`ExchangeClient::request_until`] on the next client.
+    pub fn request_until(
+        &self,
+        body: Bytes,
+        serialization: u8,
+        timeout: Duration,
+        deadline: Option<std::time::Instant>,
+    ) -> impl Future<Output = Result<Response, RemotingError>> + Send + 'static {
+        self.pick()
+            .request_until(body, serialization, timeout, deadline)
+    }
+
     /// [`ExchangeClient::send_oneway`] on the next client.
     pub async fn send_oneway(&self, body: Bytes, serialization: u8) -> Result<(), RemotingError> {
         self.pick().send_oneway(body, serialization).await
