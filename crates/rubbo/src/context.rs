@@ -51,7 +51,8 @@ tokio::task_local! {
 #[derive(Debug)]
 pub struct Context {
     invocation: Invocation,
-    response: Mutex<Attachments>,
+    /// Absent until a handler sets one (as the headers): most calls have none.
+    response: Mutex<Option<Attachments>>,
     /// Absent until a handler sets one: most calls have none.
     response_headers: Mutex<Option<Attachments>>,
 }
@@ -74,7 +75,10 @@ impl Context {
 
     /// Adds a response attachment, sent back with the result.
     pub fn set_response_attachment(&self, key: impl Into<String>, value: impl Into<Value>) {
-        self.response.lock().insert(key.into(), value.into());
+        self.response
+            .lock()
+            .get_or_insert_with(Attachments::new)
+            .insert(key.into(), value.into());
     }
 
     /// Adds a response attachment sent in the response headers (Triple's HEADERS
@@ -180,14 +184,16 @@ pub(crate) fn record_response(result: &RpcResult) {
 /// What a handler set for the response: attachments and header attachments.
 #[derive(Debug, Default)]
 pub(crate) struct Response {
-    pub(crate) attachments: Attachments,
+    pub(crate) attachments: Option<Attachments>,
     pub(crate) headers: Option<Attachments>,
 }
 
 impl Response {
     /// Adds both to `result`.
     pub(crate) fn apply(self, result: &mut RpcResult) {
-        result.attachments_mut().extend(self.attachments);
+        if let Some(attachments) = self.attachments.filter(|a| !a.is_empty()) {
+            result.attachments_mut().extend(attachments);
+        }
         // Only when set: most results have none, and need no box for them.
         if let Some(headers) = self.headers.filter(|h| !h.is_empty()) {
             result.header_attachments_mut().extend(headers);
@@ -200,7 +206,7 @@ impl Response {
 pub(crate) async fn provide<F: Future>(invocation: Invocation, fut: F) -> (F::Output, Response) {
     let ctx = Context {
         invocation,
-        response: Mutex::new(Attachments::new()),
+        response: Mutex::new(None),
         response_headers: Mutex::new(None),
     };
     PROVIDER
@@ -208,7 +214,7 @@ pub(crate) async fn provide<F: Future>(invocation: Invocation, fut: F) -> (F::Ou
             let out = fut.await;
             let response = PROVIDER
                 .try_with(|c| Response {
-                    attachments: std::mem::take(&mut *c.response.lock()),
+                    attachments: c.response.lock().take(),
                     headers: c.response_headers.lock().take(),
                 })
                 .unwrap_or_default();
@@ -234,12 +240,20 @@ mod tests {
         })
         .await;
         assert_eq!(seen.as_deref(), Some("v"));
-        assert_eq!(response.attachments.get("x"), Some(&Value::from("y")));
+        assert_eq!(
+            response.attachments.as_ref().and_then(|a| a.get("x")),
+            Some(&Value::from("y"))
+        );
         assert_eq!(
             response.headers.as_ref().and_then(|h| h.get("h")),
             Some(&Value::from("z"))
         );
-        assert!(!response.attachments.contains_key("h"));
+        assert!(
+            !response
+                .attachments
+                .as_ref()
+                .is_some_and(|a| a.contains_key("h"))
+        );
         assert!(!set_response_header("h", "z"), "outside a call");
         assert_eq!(attachment("k"), None);
     }
