@@ -3,6 +3,7 @@
 #   interop/java/run-java.sh InteropProvider --port 20880 [--registry zookeeper://127.0.0.1:2181]
 #   interop/java/run-java.sh InteropConsumer --url dubbo://127.0.0.1:20880 [--timeout 3000]
 #   interop/java/run-java.sh FrameCapture --out interop/fixtures/dubbo
+#   interop/java/run-java.sh RuleWriter --zk 127.0.0.1:2181 --key K (--file F | --delete)
 # Extra JVM options: JAVA_OPTS. The process is exec'd, so its pid is the caller's child pid.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -216,6 +216,9 @@ keys! {
     ACCESS_LOG_KEY = "accesslog";
     /// Whether a provider, an override or a router rule is enabled.
     ENABLED_KEY = "enabled";
+    /// Whether a provider is disabled (an override rule's `disabled: true`); when set it
+    /// wins over `enabled` (Java's `DISABLED_KEY`).
+    DISABLED_KEY = "disabled";
     /// Provider classifier (registry matching).
     CLASSIFIER_KEY = "classifier";
     /// Version of an override rule.

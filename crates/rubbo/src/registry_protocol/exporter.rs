@@ -5,6 +5,7 @@ use std::sync::Arc;
 use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Url};
 use tracing::warn;
 
+use super::provider_rules::ProviderRules;
 use super::registration::{Book, Registration};
 
 /// An exported service registered in a registry: unexporting unregisters first (the
@@ -15,6 +16,8 @@ pub(super) struct RegistryExporter {
     pub(super) inner: Box<dyn Exporter>,
     pub(super) registration: Arc<Registration>,
     pub(super) book: Book,
+    /// The provider's live override rules, when there is a config center.
+    pub(super) rules: Option<Arc<ProviderRules>>,
 }
 
 impl Exporter for RegistryExporter {
@@ -29,6 +32,9 @@ impl Exporter for RegistryExporter {
     fn unexport(&self) -> BoxFuture<'static, ()> {
         let registration = self.registration.clone();
         self.book.remove_registration(&registration);
+        if let Some(r) = &self.rules {
+            r.close();
+        }
         let inner = self.inner.unexport();
         Box::pin(async move {
             if let Err(e) = registration.set_registered(false).await {

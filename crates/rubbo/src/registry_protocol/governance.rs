@@ -48,13 +48,32 @@ pub(super) type Changed = Arc<dyn Fn() + Send + Sync>;
 
 /// What one key feeds.
 #[derive(Clone)]
-enum Target {
+pub(super) enum Target {
     Overrides(Arc<Configurators>, Changed),
     Condition(Arc<ConditionRuleRouter>),
     Tag(Arc<RouterChain>),
 }
 
 impl Target {
+    /// Adds a listener applying `key`'s changes (group `dubbo`) to this target, and
+    /// applies its content now.
+    pub(super) async fn listen(
+        &self,
+        cc: &SharedDynamicConfiguration,
+        key: &str,
+    ) -> SharedConfigListener {
+        let t = self.clone();
+        let listener: SharedConfigListener = Arc::new(move |e: ConfigChangeEvent| {
+            t.apply(&e.key, &e.content);
+        });
+        match cc.add_listener(key, DEFAULT_GROUP, listener.clone()).await {
+            Ok(Some(content)) => self.apply(key, &content),
+            Ok(None) => {}
+            Err(e) => warn!(key, error = %e, "cannot listen to rule key"),
+        }
+        listener
+    }
+
     /// Applies `content` (empty: the rule is withdrawn) read under `key`.
     fn apply(&self, key: &str, content: &str) {
         let withdrawn = content.trim().is_empty();
@@ -179,20 +198,7 @@ impl Governance {
 
     /// Adds a listener applying `key`'s changes to `target`, and applies its content now.
     async fn listen(&self, key: &str, target: Target) -> SharedConfigListener {
-        let t = target.clone();
-        let listener: SharedConfigListener = Arc::new(move |e: ConfigChangeEvent| {
-            t.apply(&e.key, &e.content);
-        });
-        match self
-            .cc
-            .add_listener(key, DEFAULT_GROUP, listener.clone())
-            .await
-        {
-            Ok(Some(content)) => target.apply(key, &content),
-            Ok(None) => {}
-            Err(e) => warn!(key, error = %e, "cannot listen to rule key"),
-        }
-        listener
+        target.listen(&self.cc, key).await
     }
 
     /// Follows the tag route of provider application `app` (`{app}.tag-router`),

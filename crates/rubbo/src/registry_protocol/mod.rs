@@ -12,6 +12,7 @@
 mod exporter;
 mod governance;
 mod invoker;
+mod provider_rules;
 mod registration;
 mod subscription;
 #[cfg(test)]
@@ -37,6 +38,7 @@ use tracing::{info, warn};
 use exporter::{Registered, RegistryExporter};
 use governance::{Governance, RuleSets};
 use invoker::RegistryInvoker;
+use provider_rules::ProviderRules;
 use registration::Book;
 pub use registration::{ReferenceView, Registration};
 use subscription::{Feeds, Subscription, Update};
@@ -135,22 +137,36 @@ impl RegistryProtocol {
     }
 
     /// Registers `provider` in `registry` (unless `register=false`) and wraps
-    /// `inner` so that unexporting unregisters it.
+    /// `inner` so that unexporting unregisters it. With a config center, the
+    /// provider's override rules re-shape the URL registered, now and at every change
+    /// (see [`provider_rules`]).
     async fn registered_exporter(
         &self,
         registry: SharedRegistry,
         inner: Box<dyn Exporter>,
         provider: Url,
     ) -> Result<Box<dyn Exporter>, RpcError> {
+        let rules = match self.config_center.get().await? {
+            Some(cc) => Some(ProviderRules::start(cc, &provider).await),
+            None => None,
+        };
+        let configured = rules
+            .as_ref()
+            .map_or_else(|| provider.clone(), |r| r.configure(&provider));
         let register = should_register(&provider);
         if register {
-            registry
-                .register(provider.clone())
-                .await
-                .map_err(registry_err)?;
+            if let Err(e) = registry.register(configured.clone()).await {
+                if let Some(r) = &rules {
+                    r.close();
+                }
+                return Err(registry_err(e));
+            }
             info!(provider = %provider.address(), service = %provider.service_key(), registry = %registry.url().address(), "registered");
         }
-        let registration = Arc::new(Registration::new(registry, provider, register));
+        let registration = Arc::new(Registration::new(registry, provider, configured, register));
+        if let Some(r) = &rules {
+            r.follow(registration.clone());
+        }
         if register {
             self.book.add_registration(registration.clone());
         }
@@ -158,6 +174,7 @@ impl RegistryProtocol {
             inner,
             registration,
             book: self.book.clone(),
+            rules,
         }))
     }
 

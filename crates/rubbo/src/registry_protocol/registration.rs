@@ -19,25 +19,41 @@ use super::registry_err;
 #[derive(Debug)]
 pub struct Registration {
     registry: SharedRegistry,
-    provider: Url,
+    /// The provider URL as exported, before any override rule.
+    origin: Url,
+    /// The URL registered now: `origin` re-shaped by the provider's override rules.
+    provider: Mutex<Url>,
     registered: AtomicBool,
     /// Serializes registering and unregistering, so the state matches the registry.
     op: tokio::sync::Mutex<()>,
 }
 
 impl Registration {
-    pub(super) fn new(registry: SharedRegistry, provider: Url, registered: bool) -> Self {
+    /// `origin` as exported, registered (when `registered`) as `provider`.
+    pub(super) fn new(
+        registry: SharedRegistry,
+        origin: Url,
+        provider: Url,
+        registered: bool,
+    ) -> Self {
         Registration {
             registry,
-            provider,
+            origin,
+            provider: Mutex::new(provider),
             registered: AtomicBool::new(registered),
             op: tokio::sync::Mutex::new(()),
         }
     }
 
-    /// The provider URL.
-    pub fn provider(&self) -> &Url {
-        &self.provider
+    /// The provider URL registered (or to register): the exported URL re-shaped by
+    /// the override rules of the config center, if any.
+    pub fn provider(&self) -> Url {
+        self.provider.lock().clone()
+    }
+
+    /// The provider URL as exported, before any override rule.
+    pub fn origin(&self) -> &Url {
+        &self.origin
     }
 
     /// The registry's URL.
@@ -57,21 +73,63 @@ impl Registration {
         if self.is_registered() == registered {
             return Ok(());
         }
-        let url = self.provider.clone();
+        let url = self.provider();
         if registered {
-            self.registry.register(url).await.map_err(registry_err)?;
+            self.registry
+                .register(url.clone())
+                .await
+                .map_err(registry_err)?;
         } else {
-            self.registry.unregister(url).await.map_err(registry_err)?;
+            self.registry
+                .unregister(url.clone())
+                .await
+                .map_err(registry_err)?;
         }
         self.registered.store(registered, Ordering::SeqCst);
         info!(
-            service = %self.provider.service_key(),
-            provider = %self.provider.address(),
+            service = %url.service_key(),
+            provider = %url.address(),
             registry = %self.registry.url().address(),
             registered,
             "registration changed"
         );
         Ok(())
+    }
+
+    /// Replaces the registered URL with `url` (Java's `RegistryProtocol.reExport`):
+    /// when registered, the old URL is unregistered and `url` registered, in Java's
+    /// order. Returns whether the URL changed. When registering `url` fails, `url` is
+    /// kept as the URL to register and the registration stays down (`is_registered`
+    /// is false) until [`set_registered`](Self::set_registered) succeeds.
+    pub(super) async fn reexport(&self, url: Url) -> Result<bool, RpcError> {
+        let _op = self.op.lock().await;
+        let old = self.provider();
+        if old == url {
+            return Ok(false);
+        }
+        if self.is_registered() {
+            self.registry
+                .unregister(old.clone())
+                .await
+                .map_err(registry_err)?;
+            *self.provider.lock() = url.clone();
+            if let Err(e) = self.registry.register(url.clone()).await {
+                self.registered.store(false, Ordering::SeqCst);
+                return Err(registry_err(e));
+            }
+        } else {
+            *self.provider.lock() = url.clone();
+        }
+        info!(
+            service = %url.service_key(),
+            provider = %url.address(),
+            registry = %self.registry.url().address(),
+            registered = self.is_registered(),
+            old = %old,
+            new = %url,
+            "provider URL re-shaped by override rules"
+        );
+        Ok(true)
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use rubbo_cluster::router::DynamicRouters;
 use rubbo_cluster::{Directory, DynamicDirectory};
+use rubbo_common::keys;
 use rubbo_common::{RpcError, Url};
 use rubbo_registry::{
     CONFIGURATORS_CATEGORY, PROVIDERS_CATEGORY, ROUTERS_CATEGORY, SharedListener, SharedRegistry,
@@ -166,6 +167,15 @@ fn listener(tx: mpsc::UnboundedSender<Update>, routers: Arc<DynamicRouters>) -> 
     })
 }
 
+/// Whether a listed provider may be called: `disabled`, when present, decides;
+/// otherwise `enabled` (default true), as in Java's `RegistryDirectory.toInvokers`.
+fn is_enabled(provider: &Url) -> bool {
+    match provider.get_param(keys::DISABLED_KEY) {
+        Some(_) => !provider.get_bool(keys::DISABLED_KEY, false),
+        None => provider.get_bool(keys::ENABLED_KEY, true),
+    }
+}
+
 /// The subscription task's state.
 struct Task {
     rx: mpsc::UnboundedReceiver<Update>,
@@ -205,16 +215,25 @@ impl Task {
                 // The tag route is the provider application's (Java's TagStateRouter).
                 let app = list
                     .iter()
-                    .find_map(|p| p.get_param(rubbo_common::keys::APPLICATION_KEY))
+                    .find_map(|p| p.get_param(keys::APPLICATION_KEY))
                     .filter(|a| !a.is_empty());
                 if let Some(app) = app {
                     g.follow_provider_app(app).await;
                 }
             }
             let application = self.feeds.application.as_deref();
+            // A provider disabled by a rule (its own registration or the consumer's
+            // reading) is left out, as Java's `RegistryDirectory.toInvokers` does.
             let listed: Vec<Url> = list
                 .iter()
                 .map(|p| self.feeds.rules.configure(p, application))
+                .filter(|u| {
+                    let enabled = is_enabled(u);
+                    if !enabled {
+                        debug!(service = %self.service, provider = %u.address(), "disabled provider left out");
+                    }
+                    enabled
+                })
                 .collect();
             self.feeds.directory.notify(listed).await;
             if let Some(f) = self.first.take() {

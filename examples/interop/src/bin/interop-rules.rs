@@ -1,0 +1,280 @@
+//! Governance rules written by Java into a real ZooKeeper, seen by a Rust consumer
+//! (interop cell 9): a service-scope override rule changes its timeout, a condition
+//! route moves it away from one provider, and deleting each rule restores the
+//! behaviour. The rules are written by Java Dubbo's own `DynamicConfiguration`
+//! (`run-java.sh RuleWriter`), so their path and bytes are Java's.
+//!
+//! Run with: `interop-rules --registry zookeeper://127.0.0.1:2181 --rule-writer
+//! interop/java/run-java.sh --avoid 127.0.0.1:20880 --keep 127.0.0.1:20881`, with two
+//! InteropService providers registered there; prints `PASS name` / `FAIL name: detail`
+//! and `N passed, N failed` (exit 1 on any failure).
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use interop::checks::Report;
+use interop::{InteropService, InteropServiceClient};
+use rubbo::{ErrorKind, Rubbo, Url};
+
+/// The rule keys of InteropService:1.0.0 (no group), in group `dubbo`.
+const CONFIGURATORS: &str = "org.rubbo.interop.InteropService:1.0.0:.configurators";
+const CONDITION_ROUTER: &str = "org.rubbo.interop.InteropService:1.0.0:.condition-router";
+
+/// Checks Java-written rules against a Rust consumer.
+#[derive(Debug, Parser)]
+struct Args {
+    /// The registry (a ZooKeeper, which serves as config center too).
+    #[arg(long)]
+    registry: String,
+    /// `run-java.sh` of the Java interop harness (runs `RuleWriter`).
+    #[arg(long)]
+    rule_writer: PathBuf,
+    /// The provider the condition route must move traffic away from (host:port).
+    #[arg(long)]
+    avoid: String,
+    /// The other provider (host:port).
+    #[arg(long)]
+    keep: String,
+    /// The consumer's own call timeout in ms.
+    #[arg(long, default_value_t = 3000)]
+    timeout: u64,
+    /// Bound on each wait for a rule to take effect, in ms.
+    #[arg(long, default_value_t = 30_000)]
+    wait: u64,
+}
+
+/// Writes (`Some(content)`) or deletes `key` through Java's `RuleWriter` (bounded).
+async fn java_rule(args: &Args, zk: &str, key: &str, content: Option<&str>) -> Result<(), String> {
+    let mut cmd = tokio::process::Command::new(&args.rule_writer);
+    cmd.arg("RuleWriter")
+        .arg("--zk")
+        .arg(zk)
+        .arg("--key")
+        .arg(key);
+    let file = match content {
+        Some(c) => {
+            let path = std::env::temp_dir().join(format!(
+                "interop-rule-{}-{}.yaml",
+                std::process::id(),
+                key.replace([':', '/'], "_")
+            ));
+            std::fs::write(&path, c).map_err(|e| format!("write {}: {e}", path.display()))?;
+            cmd.arg("--file").arg(&path);
+            Some(path)
+        }
+        None => {
+            cmd.arg("--delete");
+            None
+        }
+    };
+    cmd.kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(90), cmd.output()).await;
+    if let Some(f) = file {
+        let _ = std::fs::remove_file(f);
+    }
+    let out = out
+        .map_err(|_| "RuleWriter did not finish within 90 s".to_owned())?
+        .map_err(|e| format!("cannot run RuleWriter: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let want = if content.is_some() {
+        "WROTE "
+    } else {
+        "DELETED "
+    };
+    if out.status.success() && stdout.contains(want) {
+        Ok(())
+    } else {
+        Err(format!(
+            "RuleWriter exited {}: {} {}",
+            out.status,
+            stdout.trim(),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ))
+    }
+}
+
+/// Polls `cond` until it holds or `within` passes.
+async fn eventually<F, Fut>(within: Duration, mut cond: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if cond().await {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The providers (`host:port`) `calls` whoami calls reached; `None` if one failed.
+async fn reached(client: &InteropServiceClient, calls: usize) -> Option<HashSet<String>> {
+    let mut s = HashSet::new();
+    for _ in 0..calls {
+        let who = client.whoami().await.ok()??;
+        s.insert(who.rsplit('@').next().unwrap_or("").to_owned());
+    }
+    Some(s)
+}
+
+/// Whether `slow(millis)` times out now (`None`: another error).
+async fn times_out(client: &InteropServiceClient, millis: i32) -> Option<bool> {
+    match client.slow(millis).await {
+        Ok(_) => Some(false),
+        Err(e) if e.kind() == ErrorKind::Timeout => Some(true),
+        Err(_) => None,
+    }
+}
+
+async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Result<()> {
+    let client = InteropServiceClient::new(
+        rubbo
+            .refer(&InteropServiceClient::SERVICE)
+            .await
+            .context("refer")?,
+    );
+    let wait = Duration::from_millis(args.wait);
+    let both: HashSet<String> = [args.avoid.clone(), args.keep.clone()].into();
+    let ok = eventually(wait, || async {
+        reached(&client, 20).await.as_ref() == Some(&both)
+    })
+    .await;
+    report.record(
+        "both-rust-providers-called",
+        ok.then_some(())
+            .ok_or_else(|| format!("never reached both {both:?}")),
+    );
+    if !ok {
+        return Ok(());
+    }
+
+    // Override rule, service scope: the consumer's timeout drops below a slow call's.
+    let slow = 800;
+    report.record(
+        "timeout/own-timeout-first",
+        match times_out(&client, slow).await {
+            Some(false) => Ok(()),
+            other => Err(format!(
+                "slow({slow}) with timeout {}: {other:?}",
+                args.timeout
+            )),
+        },
+    );
+    let rule = "configVersion: v3.0\nscope: service\nkey: org.rubbo.interop.InteropService:1.0.0\nenabled: true\nconfigs:\n  - side: consumer\n    addresses: [0.0.0.0]\n    parameters:\n      timeout: 200\n";
+    match java_rule(args, zk, CONFIGURATORS, Some(rule)).await {
+        Ok(()) => {
+            let applied = eventually(wait, || async {
+                times_out(&client, slow).await == Some(true)
+            })
+            .await;
+            report.record(
+                "timeout/rule-applies",
+                applied
+                    .then_some(())
+                    .ok_or_else(|| format!("slow({slow}) never timed out under timeout: 200")),
+            );
+        }
+        Err(e) => report.record("timeout/rule-applies", Err(e)),
+    }
+    match java_rule(args, zk, CONFIGURATORS, None).await {
+        Ok(()) => {
+            let back = eventually(wait, || async {
+                times_out(&client, slow).await == Some(false)
+            })
+            .await;
+            report.record(
+                "timeout/withdrawn",
+                back.then_some(())
+                    .ok_or_else(|| format!("slow({slow}) still fails after the rule was deleted")),
+            );
+        }
+        Err(e) => report.record("timeout/withdrawn", Err(e)),
+    }
+
+    // Condition route, service scope: away from one provider, and back.
+    let port = args.avoid.rsplit(':').next().unwrap_or("");
+    let route = format!(
+        "configVersion: v3.0\nscope: service\nkey: org.rubbo.interop.InteropService:1.0.0\nforce: false\nenabled: true\nconditions:\n  - => port != {port}\n"
+    );
+    let only_keep: HashSet<String> = [args.keep.clone()].into();
+    match java_rule(args, zk, CONDITION_ROUTER, Some(&route)).await {
+        Ok(()) => {
+            let moved = eventually(wait, || async {
+                reached(&client, 10).await.as_ref() == Some(&only_keep)
+            })
+            .await
+                && reached(&client, 40).await.as_ref() == Some(&only_keep);
+            report.record(
+                "condition-route/moves-away",
+                moved
+                    .then_some(())
+                    .ok_or_else(|| format!("calls still reach {}", args.avoid)),
+            );
+        }
+        Err(e) => report.record("condition-route/moves-away", Err(e)),
+    }
+    match java_rule(args, zk, CONDITION_ROUTER, None).await {
+        Ok(()) => {
+            let back = eventually(wait, || async {
+                reached(&client, 20).await.as_ref() == Some(&both)
+            })
+            .await;
+            report.record(
+                "condition-route/withdrawn",
+                back.then_some(())
+                    .ok_or_else(|| format!("never reached {} again", args.avoid)),
+            );
+        }
+        Err(e) => report.record("condition-route/withdrawn", Err(e)),
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<ExitCode> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let registry = Url::parse(&args.registry).context("--registry")?;
+    let zk = registry.address();
+    let rubbo = Rubbo::builder()
+        .application("interop-rules-consumer")
+        .registry(&args.registry)
+        .param("timeout", args.timeout.to_string())
+        .param("retries", "0")
+        .param("check", "false")
+        .build()
+        .context("bad configuration")?;
+    let mut report = Report {
+        passed: 0,
+        failed: 0,
+    };
+    let deadline = Duration::from_secs(300);
+    match tokio::time::timeout(deadline, run(&args, &rubbo, &zk, &mut report)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => report.record("setup", Err(format!("{e:#}"))),
+        Err(_) => report.record("deadline", Err("the run did not finish in 300 s".into())),
+    }
+    rubbo.shutdown().await;
+    println!("{} passed, {} failed", report.passed, report.failed);
+    Ok(if report.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
