@@ -79,7 +79,10 @@ impl Exported {
 #[derive(Debug, Default)]
 pub struct Exporters {
     by_key: BTreeMap<String, Arc<Exported>>,
-    by_path: HashMap<String, Vec<(String, Arc<Exported>)>>,
+    /// Hashed with foldhash: every request looks its path up here, and SipHash costs
+    /// a few hundred instructions for a Java interface name. Only the application
+    /// inserts keys, so a peer cannot grow collision chains.
+    by_path: HashMap<String, Vec<(String, Arc<Exported>)>, foldhash::fast::RandomState>,
 }
 
 impl Exporters {
