@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
 use crate::BoxInvoker;
 
@@ -160,3 +160,39 @@ impl Exporters {
 
 /// The shared exporter table of one server.
 pub type ExporterMap = Arc<RwLock<Exporters>>;
+
+/// One server a protocol bound, and the services exported on it.
+#[derive(Debug)]
+pub struct Bound<S> {
+    /// The server.
+    pub server: Arc<S>,
+    /// Its services.
+    pub exporters: ExporterMap,
+}
+
+impl<S> Clone for Bound<S> {
+    fn clone(&self) -> Self {
+        Bound {
+            server: self.server.clone(),
+            exporters: self.exporters.clone(),
+        }
+    }
+}
+
+/// A protocol's servers, by bind address.
+pub type Servers<S> = Mutex<HashMap<String, Bound<S>>>;
+
+/// Removes the service `key` from the server bound at `bind`. When that was its last
+/// service the server leaves the table too and is returned, for the caller to shut
+/// down (outside the lock).
+pub fn remove_exported<S>(servers: &Servers<S>, bind: &str, key: &str) -> Option<Arc<S>> {
+    let mut servers = servers.lock();
+    let entry = servers.get(bind)?;
+    let mut map = entry.exporters.write();
+    map.remove(key);
+    if !map.is_empty() {
+        return None;
+    }
+    drop(map);
+    servers.remove(bind).map(|b| b.server)
+}

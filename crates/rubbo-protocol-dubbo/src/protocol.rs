@@ -12,7 +12,9 @@ use tracing::info;
 
 use crate::codec;
 use crate::invoker::DubboInvoker;
-use rubbo_common::exporters::{Exported, ExporterMap, exporter_key};
+use rubbo_common::exporters::{
+    Bound, Exported, ExporterMap, Servers, exporter_key, remove_exported,
+};
 
 use crate::server::DubboHandler;
 
@@ -39,16 +41,10 @@ pub struct DubboProtocol {
 
 #[derive(Debug, Default)]
 struct Inner {
-    servers: Mutex<HashMap<String, ServerEntry>>,
+    servers: Servers<Server>,
     pools: Mutex<HashMap<String, ConnectionPool>>,
     /// The serializations a consumer URL may name (`serialization=`).
     serializations: Serializations,
-}
-
-#[derive(Debug, Clone)]
-struct ServerEntry {
-    server: Arc<Server>,
-    exporters: ExporterMap,
 }
 
 impl DubboProtocol {
@@ -195,7 +191,7 @@ impl Protocol for DubboProtocol {
                                 RpcError::network(format!("cannot export on {bind}: {e}"))
                                     .with_source(e)
                             })?;
-                    let entry = ServerEntry {
+                    let entry = Bound {
                         server: Arc::new(server),
                         exporters,
                     };
@@ -259,7 +255,8 @@ impl Protocol for DubboProtocol {
     }
 
     fn destroy(&self) -> BoxFuture<'static, ()> {
-        let servers: Vec<ServerEntry> = self.inner.servers.lock().drain().map(|(_, e)| e).collect();
+        let servers: Vec<Bound<Server>> =
+            self.inner.servers.lock().drain().map(|(_, e)| e).collect();
         Box::pin(async move {
             for e in servers {
                 e.server.shutdown().await;
@@ -293,20 +290,7 @@ impl Exporter for DubboExporter {
         let bind = self.bind.clone();
         let key = self.key.clone();
         Box::pin(async move {
-            let shut = {
-                let mut servers = protocol.inner.servers.lock();
-                let Some(entry) = servers.get(&bind).cloned() else {
-                    return;
-                };
-                let mut map = entry.exporters.write();
-                map.remove(&key);
-                if map.is_empty() {
-                    servers.remove(&bind);
-                    Some(entry.server.clone())
-                } else {
-                    None
-                }
-            };
+            let shut = remove_exported(&protocol.inner.servers, &bind, &key);
             info!(service = %key, "unexported");
             if let Some(server) = shut {
                 server.shutdown().await;

@@ -12,7 +12,9 @@ use crate::channel::Channel;
 use crate::config::H2Settings;
 use crate::invoker::TripleInvoker;
 use crate::server::{Handler, Server};
-use rubbo_common::exporters::{Exported, ExporterMap, exporter_key};
+use rubbo_common::exporters::{
+    Bound, Exported, ExporterMap, Servers, exporter_key, remove_exported,
+};
 
 /// The protocol's name in the protocol table and in URLs.
 pub const TRIPLE: &str = "tri";
@@ -40,15 +42,9 @@ pub struct TripleProtocol {
 
 #[derive(Debug, Default)]
 struct Inner {
-    servers: Mutex<HashMap<String, ServerEntry>>,
+    servers: Servers<Server>,
     /// The connection of each address and settings, while an invoker uses it.
     channels: Mutex<HashMap<String, Weak<Channel>>>,
-}
-
-#[derive(Debug, Clone)]
-struct ServerEntry {
-    server: Arc<Server>,
-    exporters: ExporterMap,
 }
 
 impl TripleProtocol {
@@ -127,7 +123,7 @@ impl Protocol for TripleProtocol {
                     .map_err(|e| {
                         RpcError::network(format!("cannot export on {bind}: {e}")).with_source(e)
                     })?;
-                    let entry = ServerEntry {
+                    let entry = Bound {
                         server: Arc::new(server),
                         exporters,
                     };
@@ -176,7 +172,8 @@ impl Protocol for TripleProtocol {
     }
 
     fn destroy(&self) -> BoxFuture<'static, ()> {
-        let servers: Vec<ServerEntry> = self.inner.servers.lock().drain().map(|(_, e)| e).collect();
+        let servers: Vec<Bound<Server>> =
+            self.inner.servers.lock().drain().map(|(_, e)| e).collect();
         let channels: Vec<Weak<Channel>> =
             self.inner.channels.lock().drain().map(|(_, c)| c).collect();
         Box::pin(async move {
@@ -215,20 +212,7 @@ impl Exporter for TripleExporter {
         let bind = self.bind.clone();
         let key = self.key.clone();
         Box::pin(async move {
-            let shut = {
-                let mut servers = protocol.inner.servers.lock();
-                let Some(entry) = servers.get(&bind).cloned() else {
-                    return;
-                };
-                let mut map = entry.exporters.write();
-                map.remove(&key);
-                if map.is_empty() {
-                    servers.remove(&bind);
-                    Some(entry.server.clone())
-                } else {
-                    None
-                }
-            };
+            let shut = remove_exported(&protocol.inner.servers, &bind, &key);
             info!(service = %key, "unexported from triple");
             if let Some(server) = shut {
                 server.shutdown().await;

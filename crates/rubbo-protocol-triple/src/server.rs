@@ -21,7 +21,8 @@ use hyper_util::server::conn::auto;
 use parking_lot::Mutex;
 use prost::Message;
 use rubbo_common::{
-    Arguments, Encoded, Invocation, Outcome, Payload, Peer, RpcError, RpcResult, Url, keys,
+    Arguments, Attachments, Encoded, Invocation, Outcome, Payload, Peer, RpcError, RpcResult, Url,
+    keys,
 };
 use rubbo_serialization::{PROTOBUF, is_protobuf};
 use tokio::net::{TcpListener, TcpStream};
@@ -452,18 +453,10 @@ pub(crate) fn is_idl(url: &Url, method: &str) -> bool {
 /// 0 in the trailers, or an error status (a business exception too, as Java's IDL
 /// mode sends it: `UNKNOWN` with the message, no exception object).
 fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<UnaryBody> {
-    let result = match result {
+    let mut result = match result {
         Ok(r) => r,
-        Err(e) => {
-            debug!(method, error = %e, "call failed");
-            return refuse(
-                StatusCode::OK,
-                status::code_for_error(&e),
-                status::message_for_error(&e),
-            );
-        }
+        Err(e) => return failed(&e, method),
     };
-    let mut result = result;
     let header_attachments = result.take_header_attachments();
     let (outcome, attachments) = result.into_parts();
     let message = match outcome {
@@ -496,13 +489,33 @@ fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<Un
             return refuse(StatusCode::OK, Code::Internal, &e.to_string());
         }
     };
+    answered(data, &attachments, &header_attachments)
+}
+
+/// A call that failed before it produced an outcome: its status, trailers-only.
+fn failed(e: &RpcError, method: &str) -> Response<UnaryBody> {
+    debug!(method, error = %e, "call failed");
+    refuse(
+        StatusCode::OK,
+        status::code_for_error(e),
+        status::message_for_error(e),
+    )
+}
+
+/// A successful response: the framed message `data`, `header_attachments` in the
+/// headers, `attachments` and `grpc-status` 0 in the trailers.
+fn answered(
+    data: Bytes,
+    attachments: &Attachments,
+    header_attachments: &Attachments,
+) -> Response<UnaryBody> {
     let mut trailers = HeaderMap::new();
-    headers::put_attachments(&mut trailers, &attachments);
+    headers::put_attachments(&mut trailers, attachments);
     put_status(&mut trailers, Code::Ok, "");
     let mut r = Response::new(UnaryBody::new(Some(data), Some(trailers)));
-    headers::put_attachments(r.headers_mut(), &header_attachments);
-    r.headers_mut()
-        .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
+    let h = r.headers_mut();
+    headers::put_attachments(h, header_attachments);
+    h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
     r
 }
 
@@ -515,18 +528,10 @@ fn respond(
     serialize_type: &str,
     method: &str,
 ) -> Response<UnaryBody> {
-    let result = match result {
+    let mut result = match result {
         Ok(r) => r,
-        Err(e) => {
-            debug!(method, error = %e, "call failed");
-            return refuse(
-                StatusCode::OK,
-                status::code_for_error(&e),
-                status::message_for_error(&e),
-            );
-        }
+        Err(e) => return failed(&e, method),
     };
-    let mut result = result;
     let header_attachments = result.take_header_attachments();
     let (outcome, attachments) = result.into_parts();
     let wrapped = TripleResponseWrapper::for_outcome(&outcome, serialize_type)
@@ -543,14 +548,9 @@ fn respond(
             );
         }
     };
-    let mut trailers = HeaderMap::new();
-    headers::put_attachments(&mut trailers, &attachments);
-    put_status(&mut trailers, Code::Ok, "");
-    let mut r = Response::new(UnaryBody::new(Some(data), Some(trailers)));
-    let h = r.headers_mut();
-    headers::put_attachments(h, &header_attachments);
-    h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
+    let mut r = answered(data, &attachments, &header_attachments);
     if let Outcome::Exception(e) = &outcome {
+        let h = r.headers_mut();
         debug!(method, exception = %e, "business exception");
         h.insert(
             headers::EXCEPTION_CODE,
