@@ -29,6 +29,32 @@ pub struct StringMatch {
     pub empty: Option<String>,
     /// Present and not empty.
     pub noempty: Option<String>,
+    /// `regex`, compiled at its first match and kept (a route is matched on every call).
+    compiled: CompiledRegex,
+}
+
+/// A compiled `StringMatch::regex`, with the pattern it was compiled from (so a
+/// changed pattern is compiled again); `None` inside: the pattern is invalid.
+#[derive(Debug, Clone, Default)]
+struct CompiledRegex(std::sync::OnceLock<(String, Option<regex::Regex>)>);
+
+impl PartialEq for CompiledRegex {
+    /// A cache: never part of what a match means.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl CompiledRegex {
+    fn is_match(&self, pattern: &str, input: &str) -> bool {
+        let compile = || regex::Regex::new(&format!("^(?:{pattern})$")).ok();
+        let (p, re) = self.0.get_or_init(|| (pattern.to_owned(), compile()));
+        if p == pattern {
+            re.as_ref().is_some_and(|re| re.is_match(input))
+        } else {
+            compile().is_some_and(|re| re.is_match(input))
+        }
+    }
 }
 
 impl StringMatch {
@@ -41,7 +67,7 @@ impl StringMatch {
             return i.starts_with(p.as_str());
         }
         if let (Some(r), Some(i)) = (&self.regex, input) {
-            return regex::Regex::new(&format!("^(?:{r})$")).is_ok_and(|re| re.is_match(i));
+            return self.compiled.is_match(r, i);
         }
         if let (Some(w), Some(i)) = (&self.wildcard, input) {
             return w == i || w == "*";
@@ -163,6 +189,7 @@ impl TagRule {
                             wildcard: yaml_str(&v, "wildcard"),
                             empty: yaml_str(&v, "empty"),
                             noempty: yaml_str(&v, "noempty"),
+                            ..StringMatch::default()
                         };
                         tag.matches.push((key, sm));
                     }
