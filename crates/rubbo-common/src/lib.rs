@@ -52,6 +52,31 @@ pub const GENERIC_METHOD: &str = "$invoke";
 /// The asynchronous generic invocation method name (Java's `$INVOKE_ASYNC`).
 pub const GENERIC_ASYNC_METHOD: &str = "$invokeAsync";
 
+/// The three arguments of `$invoke(String method, String[] parameterTypes, Object[]
+/// args)` (Java's `GenericService`), as Java writes them: the types as a `String[]`, the
+/// arguments as an `Object[]`. No types: the provider finds a method that is not
+/// overloaded by its name.
+///
+/// ```
+/// use rubbo_common::{Value, generic_arguments};
+/// let args = generic_arguments("echo", &["java.lang.String"], vec![Value::from("hi")]);
+/// assert_eq!(args.len(), 3);
+/// ```
+pub fn generic_arguments(method: &str, parameter_types: &[&str], args: Vec<Value>) -> Vec<Value> {
+    use rubbo_hessian2::List;
+    vec![
+        Value::from(method),
+        Value::List(List {
+            type_name: Some("[string".into()),
+            items: parameter_types.iter().map(|t| Value::from(*t)).collect(),
+        }),
+        Value::List(List {
+            type_name: Some("[object".into()),
+            items: args,
+        }),
+    ]
+}
+
 /// Builds a service key `{group}/{interface}:{version}`, omitting an empty group or
 /// version (Java's `BaseServiceMetadata.buildServiceKey`).
 ///

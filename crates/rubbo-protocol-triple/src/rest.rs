@@ -33,9 +33,10 @@ use hyper::body::Incoming;
 use rubbo_common::descriptor::GENERIC_DESC;
 use rubbo_common::exporters::exporter_key;
 use rubbo_common::{
-    Arguments, ErrorKind, GENERIC_METHOD, Invocation, Outcome, Peer, RpcError, Value, keys,
+    Arguments, ErrorKind, GENERIC_METHOD, Invocation, Outcome, Peer, RpcError, Value,
+    generic_arguments, keys,
 };
-use rubbo_hessian2::{List, json_to_value};
+use rubbo_hessian2::json_to_value;
 use serde_json::{Map as JsonMap, Value as Json, json};
 use tracing::{debug, warn};
 
@@ -49,9 +50,6 @@ const JSON: &str = "application/json";
 /// Group and version headers of Java's REST mapping, beside Triple's.
 const REST_SERVICE_GROUP: &str = "rest-service-group";
 const REST_SERVICE_VERSION: &str = "rest-service-version";
-/// The type names Java's `GenericService.$invoke` takes its arrays as.
-const STRING_ARRAY: &str = "[string";
-const OBJECT_ARRAY: &str = "[object";
 
 /// Whether a request is for this form rather than gRPC: every HTTP/1.x request, and
 /// HTTP/2 ones whose content type is not gRPC's.
@@ -247,17 +245,7 @@ impl Handler {
         };
         let mut inv = Invocation::new(exported.interface.clone(), GENERIC_METHOD)
             .with_parameter_types(GENERIC_DESC)
-            .with_arguments(Arguments::Values(vec![
-                Value::from(method),
-                Value::List(List {
-                    type_name: Some(STRING_ARRAY.into()),
-                    items: Vec::new(),
-                }),
-                Value::List(List {
-                    type_name: Some(OBJECT_ARRAY.into()),
-                    items: args,
-                }),
-            ]));
+            .with_arguments(Arguments::Values(generic_arguments(method, &[], args)));
         if let Some(v) = &exported.version {
             inv = inv.with_version(v.clone());
         }

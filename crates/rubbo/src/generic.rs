@@ -8,15 +8,9 @@ use rubbo_common::{
     Arguments, BoxInvoker, ECHO_METHOD, GENERIC_METHOD, Invocation, Outcome, Payload, RpcError,
     RpcResult, Value,
 };
-use rubbo_hessian2::List;
 
 use crate::Rubbo;
 use crate::bootstrap::ReferTarget;
-
-/// The Hessian type of `String[]`, for the parameter types of `$invoke`.
-const STRING_ARRAY: &str = "[string";
-/// The Hessian type of `Object[]`, for the arguments of `$invoke`.
-const OBJECT_ARRAY: &str = "[object";
 
 /// A client for any service, called by method name with Java parameter type names and
 /// [`Value`] arguments: `$invoke(method, parameterTypes, args)` as Java's
@@ -118,18 +112,10 @@ impl GenericClient {
         parameter_types: &[&str],
         args: Vec<Value>,
     ) -> Invocation {
-        let types = Value::List(List {
-            type_name: Some(STRING_ARRAY.into()),
-            items: parameter_types.iter().map(|t| Value::from(*t)).collect(),
-        });
-        let args = Value::List(List {
-            type_name: Some(OBJECT_ARRAY.into()),
-            items: args,
-        });
         self.invocation(
             GENERIC_METHOD,
             GENERIC_DESC,
-            vec![Value::from(method), types, args],
+            rubbo_common::generic_arguments(method, parameter_types, args),
         )
     }
 
