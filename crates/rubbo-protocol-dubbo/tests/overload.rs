@@ -379,3 +379,59 @@ async fn a_burst_of_quick_calls_over_the_default_bound_is_answered_in_full() {
     let refused = results.iter().filter(|r| r.is_err()).count();
     assert_eq!(refused, 0, "{:?}", results.iter().find(|r| r.is_err()));
 }
+
+/// Resident memory of this process, from `/proc/self/status` (Linux), in KiB.
+fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Ten times the bound at once, in waves: every call is answered (held calls with
+/// their value, the rest with status 100), memory stays flat, and the provider serves
+/// normally afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_times_the_bound_is_answered_in_full_with_flat_memory() {
+    const N: usize = 50;
+    let p = provider("p", &format!("&threads={N}")).await;
+    let client = DubboProtocol::new()
+        .refer(consumer_url(p.port, ""))
+        .await
+        .unwrap();
+    let held: Vec<_> = (0..N)
+        .map(|_| tokio::spawn(client.invoke(call("hold"))))
+        .collect();
+    wait_calls(&p.calls, N).await;
+    let before = rss_kib();
+    for _ in 0..10 {
+        let wave = (0..9 * N).map(|_| client.invoke(call("name")));
+        let answers = tokio::time::timeout(LONG, futures::future::join_all(wave))
+            .await
+            .unwrap();
+        for a in answers {
+            assert_eq!(a.unwrap_err().kind(), ErrorKind::LimitExceeded);
+        }
+    }
+    if let (Some(before), Some(after)) = (before, rss_kib()) {
+        // 4,500 refusals under 64 MiB (other tests of this binary share the process):
+        // a leak of 15 KiB or more each would show.
+        assert!(
+            after.saturating_sub(before) < 64 * 1024,
+            "RSS grew from {before} KiB to {after} KiB"
+        );
+    }
+    assert_eq!(p.calls.load(Ordering::SeqCst), N, "no refused call ran");
+    p.open.send_replace(true);
+    for h in held {
+        assert!(
+            tokio::time::timeout(LONG, h)
+                .await
+                .unwrap()
+                .unwrap()
+                .is_ok()
+        );
+    }
+    for _ in 0..N {
+        assert!(client.invoke(call("name")).await.is_ok());
+    }
+}
