@@ -502,6 +502,15 @@ bool_param!(/// Whether a call expects an answer, default true (`false` = one-wa
     Return, RETURN_KEY, true);
 str_param!(/// Provider dispatcher, default `all`.
     Dispatcher, DISPATCHER_KEY, defaults::DISPATCHER);
+str_param!(/// Provider executor kind, default `fixed` (Java's `DEFAULT_THREADPOOL`); see
+    /// [`crate::executor::ExecutorBound`] for what each kind bounds.
+    ThreadPool, THREADPOOL_KEY, defaults::THREADPOOL);
+num_param!(/// Provider executions at once, default 200 (Java's `DEFAULT_THREADS`, the size of
+    /// the `fixed` pool); the `cached` and `eager` pools have no bound unless it is set.
+    Threads, i64, THREADS_KEY, 200);
+num_param!(/// Provider executions waiting for a free slot, default 0 (Java's `DEFAULT_QUEUES`:
+    /// no queue, a call over `threads` is refused at once); below 0 the queue has no bound.
+    Queues, i64, QUEUES_KEY, 0);
 
 // Cluster, load balance and routing.
 num_param!(/// Failover retries, default 2 (Java's `DEFAULT_RETRIES`); attempts = retries + 1.
@@ -609,6 +618,8 @@ pub mod defaults {
     pub const SERIALIZATION: &str = "hessian2";
     /// Default dispatcher.
     pub const DISPATCHER: &str = "all";
+    /// Default provider executor kind.
+    pub const THREADPOOL: &str = "fixed";
     /// Dubbo protocol version string.
     pub const DUBBO_VERSION: &str = "2.0.2";
     /// Default dubbo port.

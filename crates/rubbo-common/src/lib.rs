@@ -18,6 +18,7 @@
 mod codec;
 pub mod descriptor;
 mod error;
+pub mod executor;
 pub mod exporters;
 pub mod extension;
 pub mod filter;

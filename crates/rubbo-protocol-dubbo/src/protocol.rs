@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use rubbo_common::executor::ExecutorBound;
 use rubbo_common::keys::{self, Connections};
 use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Protocol, RpcError, Serialization, Url};
 use rubbo_remoting::{ClientConfig, ConnectionPool, Dispatch, Server, ServerConfig};
@@ -122,9 +123,13 @@ impl DubboProtocol {
                 RpcError::new(rubbo_common::ErrorKind::Unknown, e.to_string())
             },
         )?;
+        // `threadpool`, `threads` and `queues` bound the calls the server runs at once
+        // (Java's 200 by default); see `rubbo_common::executor`.
+        let executor = ExecutorBound::from_url(url)?;
         let mut c = ServerConfig::default()
             .with_heartbeat(url.param::<keys::Heartbeat>())
-            .with_dispatch(dispatch);
+            .with_dispatch(dispatch)
+            .with_executor(executor);
         c.payload = url.param::<keys::Payload>();
         c.shutdown_timeout = url.param::<keys::ShutdownTimeout>();
         Ok(c)

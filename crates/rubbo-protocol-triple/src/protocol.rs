@@ -12,6 +12,7 @@ use crate::channel::Channel;
 use crate::config::H2Settings;
 use crate::invoker::TripleInvoker;
 use crate::server::{Handler, Server};
+use rubbo_common::executor::{Executions, ExecutorBound};
 use rubbo_common::exporters::{
     Bound, Exported, ExporterMap, Servers, exporter_key, remove_exported,
 };
@@ -107,6 +108,7 @@ impl Protocol for TripleProtocol {
                     let handler = Handler {
                         exporters: exporters.clone(),
                         payload: url.param::<keys::Payload>(),
+                        executions: ExecutorBound::from_url(&url)?.map(Executions::new),
                     };
                     let addr = if host.contains(':') {
                         format!("[{host}]:{}", url.port())

@@ -38,6 +38,7 @@ use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_STATUS};
 use crate::health;
 use crate::status::{self, Code};
 use crate::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
+use rubbo_common::executor::{Executions, Exhausted};
 use rubbo_common::exporters::{ExporterMap, exporter_key};
 
 /// What one server needs to answer requests.
@@ -46,6 +47,8 @@ pub(crate) struct Handler {
     pub(crate) exporters: ExporterMap,
     /// The largest request message, in bytes (`payload`; 0 or less: none).
     pub(crate) payload: i64,
+    /// The bound on calls at once (`threadpool`, `threads`, `queues`), if any.
+    pub(crate) executions: Option<Arc<Executions>>,
 }
 
 /// A running server: its accept loop owns every connection task.
@@ -208,6 +211,17 @@ fn put_status(h: &mut HeaderMap, code: Code, message: &str) {
             h.insert(GRPC_MESSAGE, v);
         }
     }
+}
+
+/// The status of a call over the server's bound.
+fn exhausted(full: &Exhausted, inv: &Invocation) -> (Code, String) {
+    let local = inv.peer().map(|p| p.local);
+    if full.should_log() {
+        let bound = full.bound();
+        warn!(service = %inv.interface(), method = %inv.method(), threads = bound.threads, queues = bound.queues, rejected = full.rejected(), "thread pool is exhausted, request rejected");
+    }
+    let (ip, port) = local.map_or((String::new(), 0), |a| (a.ip().to_string(), a.port()));
+    (Code::ResourceExhausted, full.message("tri", &ip, port))
 }
 
 /// The status of a request message that could not be read.
@@ -386,6 +400,16 @@ impl Handler {
             inv.set_deadline(d);
         }
         debug!(service = %exported.interface, method, peer = %remote, "invoke");
+        // Over the bound: RESOURCE_EXHAUSTED at once, with the dubbo protocol's text.
+        let _running = match &self.executions {
+            None => None,
+            Some(pool) => Some(
+                pool.try_admit()
+                    .map_err(|e| exhausted(&e, &inv))?
+                    .run()
+                    .await,
+            ),
+        };
         let result = exported.invoker.invoke(inv).await;
         Ok(match serialize_type {
             Some(t) => respond(result, &t, method),

@@ -3,6 +3,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use rubbo_common::executor::ExecutorBound;
 use rubbo_common::keys::{ConnectTimeout, Heartbeat, Payload, ShutdownTimeout};
 
 use crate::{ErrorBodyFn, RemotingError, hessian2_error_body};
@@ -152,11 +153,15 @@ pub struct ServerConfig {
     pub send_readonly: bool,
     /// Frames queued for a connection's writer before senders wait.
     pub write_queue: usize,
-    /// Most requests handled at once across the server; over it a two-way request
-    /// is answered with status 100 `SERVER_THREADPOOL_EXHAUSTED_ERROR` and a one-way
-    /// request is dropped (Java's `threads` with `queues=0`). Zero: unlimited
-    /// (default).
+    /// Most requests handled at once across the server (Java's `threads`); with
+    /// [`queued`](Self::queued) more waiting, a request over both is answered with
+    /// status 100 `SERVER_THREADPOOL_EXHAUSTED_ERROR` (Java's text) and a one-way
+    /// request is dropped. Zero: unlimited (the default here; the dubbo protocol
+    /// sets Java's 200 from the provider URL).
     pub max_in_flight: usize,
+    /// Requests admitted beyond [`max_in_flight`](Self::max_in_flight), waiting for
+    /// one to end (Java's `queues`, default 0: none; `usize::MAX`: no bound).
+    pub queued: usize,
     /// Builds the body of error responses the server writes itself (status 80 on a
     /// handler panic, 25 on an over-payload response, 100 when over
     /// `max_in_flight`).
@@ -174,6 +179,7 @@ impl Default for ServerConfig {
             send_readonly: true,
             write_queue: 8192,
             max_in_flight: 0,
+            queued: 0,
             error_body: hessian2_error_body,
         }
     }
@@ -215,6 +221,38 @@ impl ServerConfig {
     pub fn with_max_in_flight(mut self, max: usize) -> Self {
         self.max_in_flight = max;
         self
+    }
+
+    /// Sets how many requests may wait beyond the limit of requests handled at once.
+    pub fn with_queued(mut self, queued: usize) -> Self {
+        self.queued = queued;
+        self
+    }
+
+    /// Sets both bounds from a provider's [`ExecutorBound`] (`None`: unlimited).
+    ///
+    /// ```
+    /// use rubbo_common::executor::ExecutorBound;
+    /// use rubbo_remoting::ServerConfig;
+    /// let c = ServerConfig::default().with_executor(Some(ExecutorBound { threads: 200, queues: 0 }));
+    /// assert_eq!((c.max_in_flight, c.queued), (200, 0));
+    /// ```
+    pub fn with_executor(mut self, bound: Option<ExecutorBound>) -> Self {
+        let bound = bound.unwrap_or(ExecutorBound {
+            threads: 0,
+            queues: 0,
+        });
+        self.max_in_flight = bound.threads;
+        self.queued = bound.queues;
+        self
+    }
+
+    /// The bound on requests handled at once, if any.
+    pub(crate) fn executor_bound(&self) -> Option<ExecutorBound> {
+        (self.max_in_flight > 0).then_some(ExecutorBound {
+            threads: self.max_in_flight,
+            queues: self.queued,
+        })
     }
 
     /// Sets how many frames may wait for a connection's writer (at least 1).

@@ -123,13 +123,14 @@ impl Decoder {
                     if src.len() >= len {
                         return Ok(Some(frame(header, src, len)));
                     }
-                    src.reserve(len - src.len());
+                    reserve_body(src, len);
                     self.state = State::Body(header);
                     return Ok(None);
                 }
                 State::Body(header) => {
                     let len = header.body_len as usize;
                     if src.len() < len {
+                        reserve_body(src, len);
                         return Ok(None);
                     }
                     self.state = State::Header;
@@ -160,6 +161,18 @@ impl Decoder {
             }
         }
     }
+}
+
+/// The least room made for a body still arriving.
+const MIN_BODY_RESERVE: usize = 64 * 1024;
+
+/// Makes room for more of a `len`-byte body, but never more than has arrived (at
+/// least 64 KiB): the room grows with the bytes the peer really sends, so a header
+/// that only declares a large length (up to the payload limit, or 2 GiB without one)
+/// costs no more than its own bytes.
+fn reserve_body(src: &mut BytesMut, len: usize) {
+    let missing = len.saturating_sub(src.len());
+    src.reserve(missing.min(src.len().max(MIN_BODY_RESERVE)));
 }
 
 fn frame(h: Header, src: &mut BytesMut, len: usize) -> Decoded {

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use futures::FutureExt;
+use rubbo_common::executor::{Admitted, Executions, Exhausted};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedReadHalf;
@@ -194,12 +195,17 @@ impl ServerConn {
 
     async fn dispatch(&self, req: Request) {
         let cfg = &self.shared.config;
-        if cfg.max_in_flight > 0 && self.shared.inflight.count() >= cfg.max_in_flight {
-            return self.reject_exhausted(req).await;
-        }
+        let admitted = match &self.shared.executions {
+            None => None,
+            Some(pool) => match admit(pool).await {
+                Ok(admitted) => Some(admitted),
+                Err(exhausted) => return self.reject_exhausted(req, exhausted).await,
+            },
+        };
         let call = Call {
             conn: self.calls.clone(),
             _guard: self.shared.inflight.enter(),
+            admitted,
             req,
         };
         match cfg.dispatch {
@@ -222,20 +228,45 @@ impl ServerConn {
     }
 }
 
+/// Times the reader lets the runtime run other tasks before it refuses a request.
+const ADMIT_YIELDS: usize = 16;
+
+/// A place in the bound for one request. A call that was spawned has taken its place
+/// even before it first runs, so a burst of quick calls read together would fill the
+/// bound that Java's threads, running while the I/O thread reads, never fill: when it
+/// is full, the reader yields a few times (the spawned calls run and end) before it
+/// refuses. A bound full of calls that are really running still refuses at once, in
+/// microseconds.
+async fn admit(pool: &Arc<Executions>) -> Result<Admitted, Exhausted> {
+    for _ in 0..ADMIT_YIELDS {
+        if let Some(admitted) = pool.admit_if_free() {
+            return Ok(admitted);
+        }
+        tokio::task::yield_now().await;
+    }
+    pool.try_admit()
+}
+
 impl ServerConn {
-    async fn reject_exhausted(&self, req: Request) {
-        let max = self.shared.config.max_in_flight;
-        warn!(
-            id = req.id,
-            max, "too many requests in flight, request rejected"
-        );
+    /// Answers a request over the bound at once: status 100 with Java's text (a
+    /// one-way request is dropped). Logged at most once a second, every one counted.
+    async fn reject_exhausted(&self, req: Request, exhausted: Exhausted) {
+        if exhausted.should_log() {
+            let bound = exhausted.bound();
+            warn!(
+                id = req.id,
+                peer = %self.info.peer,
+                threads = bound.threads,
+                queues = bound.queues,
+                rejected = exhausted.rejected(),
+                "thread pool is exhausted, request rejected"
+            );
+        }
         if !req.two_way {
             return;
         }
-        let text = format!(
-            "Server side({}) thread pool is exhausted, detail msg: {max} requests in flight",
-            self.info.local
-        );
+        let local = self.info.local;
+        let text = exhausted.message("dubbo", &local.ip().to_string(), local.port());
         let body = (self.shared.config.error_body)(req.serialization, &text);
         let status = Status::SERVER_THREADPOOL_EXHAUSTED_ERROR;
         let resp = Response::new(req.id, req.serialization, status, body);
@@ -257,12 +288,24 @@ struct CallContext {
 struct Call {
     conn: Arc<CallContext>,
     _guard: InFlightGuard,
+    /// Its place in the server's bound, if it has one.
+    admitted: Option<Admitted>,
     req: Request,
 }
 
 impl Call {
     async fn run(self) {
-        let Call { conn, _guard, req } = self;
+        let Call {
+            conn,
+            _guard,
+            admitted,
+            req,
+        } = self;
+        // A queued call waits here for a running one to end.
+        let _running = match admitted {
+            Some(admitted) => Some(admitted.run().await),
+            None => None,
+        };
         let (id, ser, two_way) = (req.id, req.serialization, req.two_way);
         // The handler may panic while building its future or while it runs: either
         // way the caller gets an error response.

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use rubbo_common::executor::Executions;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, timeout_at};
@@ -64,6 +65,8 @@ struct ServerShared {
     stop_accept: CancellationToken,
     conns: Mutex<HashMap<u64, ConnHandle>>,
     inflight: Arc<InFlight>,
+    /// The bound on requests handled at once, when there is one.
+    executions: Option<Arc<Executions>>,
     tracker: TaskTracker,
 }
 
@@ -89,7 +92,9 @@ impl Server {
         let listener = TcpListener::bind(addr).await.map_err(RemotingError::Bind)?;
         let local_addr = listener.local_addr().map_err(RemotingError::Bind)?;
         let hard = CancellationToken::new();
+        let executions = config.executor_bound().map(Executions::new);
         let shared = Arc::new(ServerShared {
+            executions,
             config,
             handler: Arc::new(handler),
             stop_accept: hard.child_token(),
@@ -119,6 +124,12 @@ impl Server {
     /// Requests being handled now.
     pub fn in_flight(&self) -> usize {
         self.shared.inflight.count()
+    }
+
+    /// Requests refused so far because [`ServerConfig::max_in_flight`] (and
+    /// [`ServerConfig::queued`]) were reached.
+    pub fn rejected(&self) -> u64 {
+        self.shared.executions.as_ref().map_or(0, |e| e.rejected())
     }
 
     /// Graceful shutdown: stop accepting, send the readonly event on every open

@@ -1,0 +1,124 @@
+//! Fuzz: the QoS port's decoders, telnet command lines and HTTP requests (told apart
+//! by the first byte), over an in-memory connection: every input gets its answer and
+//! the connection ends, in bounded time.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rubbo_qos::{
+    ConfigSection, ConsumerService, ProviderService, Qos, QosConfig, QosError, QosHost,
+    Registration, RegistryScope, ServerInfo,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// One provider; every action succeeds and changes nothing.
+#[derive(Debug)]
+struct Host;
+
+impl QosHost for Host {
+    fn application(&self) -> String {
+        "app".into()
+    }
+    fn providers(&self) -> Vec<ProviderService> {
+        vec![ProviderService::new(
+            "org.example.Greeter",
+            None,
+            Some("1.0.0"),
+            vec![Registration {
+                registry: "memory".into(),
+                application_level: false,
+                registered: true,
+            }],
+        )]
+    }
+    fn consumers(&self) -> Vec<ConsumerService> {
+        Vec::new()
+    }
+    fn set_registered<'a>(
+        &'a self,
+        _: &'a [String],
+        _: RegistryScope,
+        _: bool,
+    ) -> BoxFuture<'a, Result<(), QosError>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn servers(&self) -> Vec<ServerInfo> {
+        Vec::new()
+    }
+    fn started(&self) -> bool {
+        true
+    }
+    fn deployed(&self) -> bool {
+        true
+    }
+    fn config(&self) -> Vec<ConfigSection> {
+        Vec::new()
+    }
+    fn version(&self) -> String {
+        "1.0.0".into()
+    }
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
+const SEEDS: &[&str] = &[
+    "help\r\nls\r\nps\r\nversion\r\nquit\r\n",
+    "online org.example.Greeter\r\noffline\r\nready\r\nstartup\r\nlive\r\n",
+    "getConfig\r\nserializeCheckStatus\r\nselectEnv\r\ncount org.example.Greeter sayHello\r\n",
+    "GET /ls HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    "GET /online?service=org.example.Greeter HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    "POST /offline HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 27\r\n\r\nservice=org.example.Greeter",
+];
+
+#[test]
+fn telnet_lines_and_http_requests() {
+    let seeds: Vec<Vec<u8>> = SEEDS.iter().map(|s| s.as_bytes().to_vec()).collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    let qos = Qos::new(Arc::new(Host), QosConfig::default());
+    rubbo_fuzz::fuzz(
+        "qos",
+        &seeds,
+        &[
+            b"\r\n",
+            b"\n",
+            b" ",
+            b"\"",
+            b"\\",
+            b"%",
+            b"?",
+            b"&",
+            b"=",
+            b"GET /",
+            b"HTTP/1.1\r\n",
+            b"Content-Length: 99999999999\r\n",
+            b"Transfer-Encoding: chunked\r\n",
+            b"\x04",
+            b"\x03",
+            b"\xff\xf4",
+        ],
+        move |input| {
+            let served = rt.block_on(async {
+                tokio::time::timeout(Duration::from_secs(3), async {
+                    let (mut client, server) = tokio::io::duplex(64 * 1024);
+                    let serve = qos.serve_connection(server, IpAddr::V4(Ipv4Addr::LOCALHOST));
+                    let talk = async {
+                        let _ = client.write_all(input).await;
+                        let _ = client.shutdown().await;
+                        let mut out = Vec::new();
+                        let _ = client.read_to_end(&mut out).await;
+                    };
+                    let (_, served) = tokio::join!(talk, serve);
+                    served
+                })
+                .await
+            });
+            assert!(served.is_ok(), "the connection did not end");
+        },
+    );
+}

@@ -1,0 +1,104 @@
+//! A Triple provider's bound on calls running at once (`threads`, `queues`), over
+//! real sockets on 127.0.0.1: a call over it gets `RESOURCE_EXHAUSTED` at once (a
+//! limit a consumer's failover retries), the calls inside it finish, and the provider
+//! keeps serving.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use rubbo_common::{
+    Arguments, ErrorKind, Invocation, InvokeFuture, Invoker, Payload, Protocol, RpcResult, Url,
+};
+use rubbo_protocol_triple::TripleProtocol;
+use tokio::sync::watch;
+
+const IFACE: &str = "org.rubbo.test.Gate";
+const LONG: Duration = Duration::from_secs(10);
+
+/// `hold()` waits until the gate opens; `name()` answers at once.
+#[derive(Debug)]
+struct Gate {
+    url: Url,
+    open: watch::Receiver<bool>,
+    calls: Arc<AtomicUsize>,
+}
+
+impl Invoker for Gate {
+    fn invoke(&self, inv: Invocation) -> InvokeFuture {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let mut open = self.open.clone();
+        Box::pin(async move {
+            if inv.method() == "hold" {
+                let _ = open.wait_for(|o| *o).await;
+            }
+            Ok(RpcResult::value(Payload::typed("done".to_owned())))
+        })
+    }
+
+    fn url(&self) -> &Url {
+        &self.url
+    }
+}
+
+fn call(method: &str) -> Invocation {
+    Invocation::new(IFACE, method).with_arguments(Arguments::typed(0, ()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_over_threads_gets_resource_exhausted_and_the_held_ones_finish() {
+    let protocol = TripleProtocol::new();
+    let url = Url::parse(&format!(
+        "tri://127.0.0.1:0/{IFACE}?side=provider&threads=2"
+    ))
+    .unwrap();
+    let (open, rx) = watch::channel(false);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let _exporter = protocol
+        .export(Arc::new(Gate {
+            url,
+            open: rx,
+            calls: calls.clone(),
+        }))
+        .await
+        .unwrap();
+    let port = protocol.server_addrs()[0].port();
+    let client = TripleProtocol::new()
+        .refer(Url::parse(&format!("tri://127.0.0.1:{port}/{IFACE}?timeout=10000")).unwrap())
+        .await
+        .unwrap();
+    let held: Vec<_> = (0..2)
+        .map(|_| tokio::spawn(client.invoke(call("hold"))))
+        .collect();
+    let deadline = Instant::now() + LONG;
+    while calls.load(Ordering::SeqCst) < 2 {
+        assert!(Instant::now() < deadline, "the held calls never arrived");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let e = client.invoke(call("name")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LimitExceeded, "{e}");
+    assert!(e.is_retryable());
+    assert!(
+        e.message().contains(&format!(
+            "Server side(127.0.0.1,{port}) thread pool is exhausted"
+        )),
+        "{e}"
+    );
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "the refused call never ran"
+    );
+    open.send_replace(true);
+    for h in held {
+        assert!(
+            tokio::time::timeout(LONG, h)
+                .await
+                .unwrap()
+                .unwrap()
+                .is_ok()
+        );
+    }
+    assert!(client.invoke(call("name")).await.is_ok(), "serves again");
+}
