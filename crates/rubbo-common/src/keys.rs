@@ -320,6 +320,9 @@ pub mod protocols {
     pub const SCRIPT: &str = "script";
     /// The registry protocol (`registry://...&registry=zookeeper`).
     pub const REGISTRY: &str = "registry";
+    /// The application-level registry protocol
+    /// (`service-discovery-registry://...&registry=zookeeper`).
+    pub const SERVICE_DISCOVERY_REGISTRY: &str = "service-discovery-registry";
     /// A consumer's own URL (`consumer://host/interface`).
     pub const CONSUMER: &str = "consumer";
 }
