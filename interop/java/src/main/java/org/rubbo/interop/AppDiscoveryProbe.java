@@ -39,7 +39,8 @@ import org.apache.dubbo.metadata.MetadataService;
  * {@code fetch}: calls the provider's MetadataService V1 (group = app, version 1.0.0) as a Java consumer does,
  * prints {@code {"serviceName":..,"version":..,"metadata":<getMetadataInfo(revision) as JSON>,"revision":..}}.
  *
- * {@code nodes}: prints {@code {"instances":{"host:port":<node data>},"mapping":<data>}} read with Curator.
+ * {@code nodes}: prints {@code {"instances":{"host:port":<node data>},"mapping":<data>,"providers":[..]}} read
+ * with Curator ({@code providers}: the interface-level provider nodes, null when there is no such path).
  */
 public final class AppDiscoveryProbe {
     private AppDiscoveryProbe() {}
@@ -162,6 +163,12 @@ public final class AppDiscoveryProbe {
                     zk.checkExists().forPath(mapping) == null
                             ? null
                             : new String(zk.getData().forPath(mapping), StandardCharsets.UTF_8));
+            String providers = "/dubbo/" + iface + "/providers";
+            out.put(
+                    "providers",
+                    zk.checkExists().forPath(providers) == null
+                            ? null
+                            : zk.getChildren().forPath(providers));
             System.out.println(out.toJSONString());
         }
     }
