@@ -97,6 +97,18 @@ async fn the_instance_follows_the_exported_services_and_leaves_first() {
     assert_eq!(second.revision(), Some(expected.revision()));
     assert_ne!(second.revision(), first.revision());
 
+    // Unexporting it brings the first revision back; unexporting the last service
+    // unregisters the instance.
+    assert!(app.unexport(&OtherServer::<Impl>::SERVICE).await);
+    assert!(!app.unexport(&OtherServer::<Impl>::SERVICE).await);
+    let third = instances.borrow_and_update()[0].clone();
+    assert_eq!(third.revision(), first.revision());
+    assert!(app.unexport(&WhoServer::<Impl>::SERVICE).await);
+    assert!(instances.borrow_and_update().is_empty());
+
+    // Exported again, it registers again; shutdown removes it.
+    app.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+    assert_eq!(instances.borrow_and_update().len(), 1);
     app.shutdown().await;
     assert!(
         instances.borrow().is_empty(),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rubbo_common::keys::{self, MetadataType, RegisterMode};
-use rubbo_common::{RpcError, Url};
+use rubbo_common::{Exporter, RpcError, Url};
 use rubbo_metadata::{
     Endpoint, INSTANCE_PARAMS, ServiceDiscovery, ServiceInfo, ServiceInstance, ServiceNameMapping,
     metadata_service_url_params,
@@ -20,6 +20,7 @@ use rubbo_metadata::{
 use tracing::{info, warn};
 
 use super::{Rubbo, RubboBuilder, Sessions};
+use crate::codegen::ServiceDescriptor;
 use crate::registry_protocol::config_err;
 use metadata_service::{MetadataServiceImpl, MetadataServiceServer, Served};
 
@@ -104,6 +105,8 @@ struct State {
     given: Vec<Backend>,
     metadata_service: Option<Url>,
     instance: Option<ServiceInstance>,
+    /// The URL the instance takes its host, port and instance parameters from.
+    first: Option<Url>,
     endpoints: Vec<Endpoint>,
     closed: bool,
 }
@@ -202,7 +205,8 @@ impl AppDiscovery {
                 }
             }
         }
-        let instance = self.instance(rubbo, &st, &urls[0]);
+        let first = st.first.get_or_insert_with(|| urls[0].clone()).clone();
+        let instance = self.instance(rubbo, &st, &first);
         let info = self.served.lock().info.clone();
         let changed = st.instance.as_ref() != Some(&instance);
         if changed {
@@ -226,6 +230,58 @@ impl AppDiscovery {
             st.instance = Some(instance);
         }
         Ok(())
+    }
+
+    /// After `urls` were unexported: removes their services and updates the instance,
+    /// or unregisters it when no service is left (as Java does for revision `0`).
+    async fn unexported(&self, rubbo: &Rubbo, urls: &[Url]) {
+        if self.mode == Mode::Interface {
+            return;
+        }
+        let mut st = self.state.lock().await;
+        if st.closed || st.instance.is_none() {
+            return;
+        }
+        let empty = {
+            let mut served = self.served.lock();
+            for url in urls {
+                served
+                    .info
+                    .remove_service(&ServiceInfo::from_url(url).match_key());
+                served.urls.remove(&url.to_full_string());
+            }
+            served.info.services.is_empty()
+        };
+        let backends = st.backends.clone().unwrap_or_default();
+        let Some(old) = st.instance.take() else {
+            return;
+        };
+        if empty {
+            for b in &backends {
+                if let Err(e) = b.discovery.unregister(&old).await {
+                    warn!(instance = %old.id(), error = %e, "instance not unregistered");
+                }
+            }
+            st.first = None;
+            info!(
+                app = rubbo.application(),
+                "no service left: application instance unregistered"
+            );
+            return;
+        }
+        let first = st.first.clone().unwrap_or_else(|| urls[0].clone());
+        let instance = self.instance(rubbo, &st, &first);
+        for b in &backends {
+            if let Err(e) = b.discovery.update(instance.clone()).await {
+                warn!(instance = %instance.id(), error = %e, "instance not updated");
+            }
+        }
+        info!(
+            app = rubbo.application(),
+            revision = instance.revision().unwrap_or_default(),
+            "application instance updated"
+        );
+        st.instance = Some(instance);
     }
 
     /// The instance as Java's customizers build it.
@@ -311,6 +367,42 @@ impl AppDiscovery {
         for b in st.backends.take().unwrap_or_default() {
             b.discovery.destroy().await;
         }
+    }
+}
+
+impl Rubbo {
+    /// Unexports `service` (on every protocol and registry): with application-level
+    /// registration, the instance's revision is updated first (or the instance
+    /// unregistered when no service is left), then its interface-level nodes and
+    /// exporters go. Whether it was exported.
+    pub async fn unexport(&self, service: &ServiceDescriptor) -> bool {
+        let key = service.service_key();
+        let gone: Vec<Arc<dyn Exporter>> = {
+            let mut exporters = self.inner.exporters.lock();
+            let (gone, keep) = exporters.drain(..).partition(|e| {
+                let u = e.url();
+                u.service_interface() == Some(service.interface) && u.service_key() == key
+            });
+            *exporters = keep;
+            gone
+        };
+        if gone.is_empty() {
+            return false;
+        }
+        let mut urls: Vec<Url> = Vec::new();
+        for e in &gone {
+            let u = e.url();
+            if !urls
+                .iter()
+                .any(|x| x.protocol() == u.protocol() && x.port() == u.port())
+            {
+                urls.push(u);
+            }
+        }
+        self.inner.app_discovery.unexported(self, &urls).await;
+        futures::future::join_all(gone.iter().map(|e| e.unexport())).await;
+        info!(service = %key, "service unexported");
+        true
     }
 }
 
