@@ -66,6 +66,19 @@ pub trait ServiceDiscovery: Send + Sync + Debug + 'static {
 /// Which applications serve an interface (Java's `ServiceNameMapping`): providers
 /// [`map`](Self::map) each exported interface to their application; consumers
 /// [`get`](Self::get) the applications of the interfaces they refer.
+///
+/// ```
+/// use std::sync::Arc;
+/// use rubbo_metadata::{MemoryServiceDiscovery, ServiceNameMapping};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let mapping: Arc<dyn ServiceNameMapping> = Arc::new(MemoryServiceDiscovery::new());
+/// mapping.map("org.example.Greeter", "greeter-a").await?;
+/// mapping.map("org.example.Greeter", "greeter-b").await?;
+/// mapping.map("org.example.Greeter", "greeter-a").await?; // already there
+/// assert_eq!(mapping.get("org.example.Greeter").await?, ["greeter-a", "greeter-b"]);
+/// # Ok::<(), rubbo_metadata::MetadataError>(()) }).unwrap();
+/// ```
 pub trait ServiceNameMapping: Send + Sync + Debug + 'static {
     /// Adds `app` to the applications of `interface` (nothing if it is there).
     fn map(&self, interface: &str, app: &str) -> BoxFuture<'_, MetadataResult<()>>;
