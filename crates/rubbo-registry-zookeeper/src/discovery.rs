@@ -29,7 +29,8 @@ use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
 /// (`zookeeper://127.0.0.1:2181`):
 ///
 /// - An instance is the ephemeral node `/services/{app}/{host}:{port}` holding the
-///   Curator `ServiceInstance` JSON; it is written again on every new session.
+///   Curator `ServiceInstance` JSON; it is written again on every new session (and
+///   by the first session, when [`register`](ServiceDiscovery::register) found none).
 /// - The mapping of an interface is the persistent node
 ///   `/dubbo/mapping/{interface}` (root from the URL's `group`), comma-joined
 ///   application names, updated by compare-and-set on the node version, retried
@@ -417,12 +418,13 @@ async fn watch_loop(inner: Arc<Inner>, app: String, tx: watch::Sender<Arc<Vec<Se
 impl ServiceDiscovery for ZookeeperServiceDiscovery {
     fn register(&self, instance: ServiceInstance) -> BoxFuture<'_, MetadataResult<()>> {
         Box::pin(async move {
+            // Kept first: when ZooKeeper is not reachable now, the next session writes it.
+            let path = self.inner.instance_path(&instance);
+            self.inner.registered.lock().insert(path, instance.clone());
             let client = self.inner.client().await?;
             self.inner.write_instance(&client, &instance).await?;
             info!(instance = %instance.id(), app = %instance.service_name,
                 revision = instance.revision().unwrap_or_default(), "instance registered");
-            let path = self.inner.instance_path(&instance);
-            self.inner.registered.lock().insert(path, instance);
             Ok(())
         })
     }

@@ -224,7 +224,11 @@ impl AppDiscovery {
                 } else {
                     b.discovery.update(instance.clone()).await
                 };
-                done.map_err(|e| config_err(format!("instance not registered: {e}")))?;
+                // Not fatal: the discovery keeps the instance and writes it once its
+                // registry is reachable (a new ZooKeeper session).
+                if let Err(e) = done {
+                    warn!(app = %app, instance = %instance.id(), error = %e, "instance not registered yet");
+                }
             }
             info!(app = %app, instance = %instance.id(), revision = info.revision(), services = info.services.len(), "application instance registered");
             st.instance = Some(instance);
