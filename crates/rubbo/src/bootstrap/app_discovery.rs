@@ -172,7 +172,10 @@ impl AppDiscovery {
         }
         let backends = st.backends.clone().unwrap_or_default();
         if backends.is_empty() {
-            warn!(app = %app, "register-mode asks for the instance, but no registry has application-level discovery (ZooKeeper)");
+            // `all` (the default) quietly means interface level only here.
+            if self.mode == Mode::Instance {
+                warn!(app = %app, "register-mode=instance, but no registry has application-level discovery (ZooKeeper): the services are not registered anywhere");
+            }
             return Ok(());
         }
         if st.metadata_service.is_none() {
