@@ -320,6 +320,9 @@ pub mod protocols {
     pub const SCRIPT: &str = "script";
     /// The registry protocol (`registry://...&registry=zookeeper`).
     pub const REGISTRY: &str = "registry";
+    /// The application-level registry protocol
+    /// (`service-discovery-registry://...&registry=zookeeper`).
+    pub const SERVICE_DISCOVERY_REGISTRY: &str = "service-discovery-registry";
     /// A consumer's own URL (`consumer://host/interface`).
     pub const CONSUMER: &str = "consumer";
 }
@@ -602,6 +605,75 @@ bool_param!(/// Whether foreign QoS peers are accepted, default false.
     AcceptForeignIp, ACCEPT_FOREIGN_IP_KEY, false);
 str_param!(/// The anonymous QoS permission level, default `PUBLIC`.
     AnonymousAccessPermissionLevel, ANONYMOUS_ACCESS_PERMISSION_LEVEL_KEY, "PUBLIC");
+
+// Application-level service discovery (issue #15).
+keys! {
+    /// Monitor address (excluded from service metadata).
+    MONITOR_KEY = "monitor";
+    /// Bind address (excluded from service metadata).
+    BIND_IP_KEY = "bind.ip";
+    /// Bind port (excluded from service metadata).
+    BIND_PORT_KEY = "bind.port";
+    /// Validation (excluded from service metadata).
+    VALIDATION_KEY = "validation";
+    /// Interfaces (excluded from service metadata).
+    INTERFACES_KEY = "interfaces";
+    /// IPv6 address of an instance.
+    IPV6_KEY = "ipv6";
+    /// Codec.
+    CODEC_KEY = "codec";
+    /// Exchanger.
+    EXCHANGER_KEY = "exchanger";
+    /// Port (in the MetadataService URL parameters of an instance).
+    PORT_KEY = "port";
+    /// The packable method factory (one of the provider keys Java registers).
+    PACKABLE_METHOD_FACTORY_KEY = "serialize.packable.factory";
+    /// Authentication switch.
+    AUTH_KEY = "auth";
+    /// Authenticator.
+    AUTHENTICATOR_KEY = "authenticator";
+    /// User name (authentication).
+    USERNAME_KEY = "username";
+    /// Password (authentication).
+    PASSWORD_KEY = "password";
+    /// Application URL: where services are registered, `interface`, `instance` or
+    /// `all` (Java's `dubbo.application.register-mode`).
+    REGISTER_MODE_KEY = "register-mode";
+    /// Application URL: the metadata storage type, `local` or `remote` (Java's
+    /// `dubbo.application.metadata-type`).
+    METADATA_TYPE_KEY = "metadata-type";
+    /// Instance metadata: the revision of the application's MetadataInfo.
+    EXPORTED_SERVICES_REVISION_PROPERTY_NAME = "dubbo.metadata.revision";
+    /// Instance metadata: the metadata storage type.
+    METADATA_STORAGE_TYPE_PROPERTY_NAME = "dubbo.metadata.storage-type";
+    /// Instance metadata: the protocols and ports, a JSON list.
+    ENDPOINTS = "dubbo.endpoints";
+    /// Instance metadata: the MetadataService URL parameters, a JSON object.
+    METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME = "dubbo.metadata-service.url-params";
+    /// Instance metadata: the MetadataService version to call (`1.0.0`, `2.0.0`).
+    METADATA_SERVICE_VERSION_NAME = "meta-v";
+    /// MetadataService parameter: its protocol (Java's `metadata-service-protocol`).
+    METADATA_SERVICE_PROTOCOL_KEY = "metadata-service-protocol";
+    /// The interface name of MetadataService V1.
+    METADATA_SERVICE_INTERFACE = "org.apache.dubbo.metadata.MetadataService";
+    /// The version of MetadataService V1.
+    METADATA_SERVICE_VERSION = "1.0.0";
+    /// Metadata report: CAS retries of the mapping update (Java default 10).
+    CAS_RETRY_TIMES_KEY = "dubbo.metadata-report.cas-retry-times";
+    /// Metadata report: the bound of the random wait between CAS retries, ms (Java
+    /// default 100).
+    CAS_RETRY_WAIT_TIME_KEY = "dubbo.metadata-report.cas-retry-wait-time";
+}
+
+str_param!(/// Where a provider registers: `interface`, `instance` or `all` (Java's default,
+    /// `DEFAULT_REGISTER_MODE_ALL`).
+    RegisterMode, REGISTER_MODE_KEY, "all");
+str_param!(/// The metadata storage type, default `local` (MetadataService on the instance).
+    MetadataType, METADATA_TYPE_KEY, "local");
+num_param!(/// CAS retries of a mapping update, default 10.
+    CasRetryTimes, u32, CAS_RETRY_TIMES_KEY, 10);
+ms_param!(/// The bound of the random wait between mapping CAS retries, default 100 ms.
+    CasRetryWaitTime, CAS_RETRY_WAIT_TIME_KEY, 100);
 
 /// The ZooKeeper session timeout default shared by `session` and `zk.session.expire`.
 const ZK_SESSION_TIMEOUT_MS: u64 = 60_000;

@@ -4,6 +4,7 @@
 
 mod children;
 mod config_center;
+mod discovery;
 mod events;
 mod factory;
 mod nodes;
@@ -18,6 +19,7 @@ pub use config_center::{
     BASE_PATH_KEY, NAMESPACE_KEY, ROOT_PATH_KEY, ZookeeperDynamicConfiguration,
     ZookeeperDynamicConfigurationFactory, config_root, register_config_center_factory,
 };
+pub use discovery::ZookeeperServiceDiscovery;
 pub use factory::{
     ZookeeperRegistryFactory, register_factory, register_factory_with, registry_factories,
 };

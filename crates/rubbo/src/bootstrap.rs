@@ -48,6 +48,7 @@ use crate::codegen::{Dispatch, ServerInvoker, ServiceDescriptor};
 use crate::config_center::{ConfigCenter, Source};
 use crate::registry_protocol::{RegistryProtocol, config_err};
 
+mod app_discovery;
 mod config;
 // The QoS side lives in src/qos.rs; as a child module it reads `Inner` as is.
 #[path = "qos.rs"]
@@ -161,6 +162,7 @@ pub struct RubboBuilder {
     /// A config center instance, from [`dynamic_configuration`](Self::dynamic_configuration).
     dynamic_configuration: Option<SharedDynamicConfiguration>,
     qos: qos::QosSettings,
+    app_discovery: app_discovery::Settings,
 }
 
 impl RubboBuilder {
@@ -350,6 +352,7 @@ impl RubboBuilder {
         let registry_protocol =
             RegistryProtocol::new(protocols.clone(), factories, cluster.clone())
                 .with_config_center(config_center);
+        let app_discovery = app_discovery::AppDiscovery::new(self.app_discovery, &sessions)?;
         let rubbo = Rubbo {
             inner: Arc::new(Inner {
                 application: self.application,
@@ -366,6 +369,7 @@ impl RubboBuilder {
                 exporters: Mutex::new(Vec::new()),
                 references: Mutex::new(Vec::new()),
                 qos: qos::QosState::default(),
+                app_discovery,
             }),
         };
         qos::start(&rubbo, &self.qos)?;
@@ -399,6 +403,7 @@ struct Inner {
     exporters: Mutex<Vec<Arc<dyn Exporter>>>,
     references: Mutex<Vec<BoxInvoker>>,
     qos: qos::QosState,
+    app_discovery: app_discovery::AppDiscovery,
 }
 
 fn now_ms() -> String {
@@ -426,6 +431,7 @@ impl Rubbo {
             config_center: None,
             dynamic_configuration: None,
             qos: qos::QosSettings::default(),
+            app_discovery: app_discovery::Settings::default(),
         }
     }
 
@@ -511,6 +517,8 @@ impl Rubbo {
             exported.extend(std::iter::once(first));
         }
         let reachable = reachable.ok_or_else(|| config_err("no protocol to export on"))?;
+        let urls: Vec<Url> = exported.iter().map(|e| e.url()).collect();
+        i.app_discovery.exported(self, &urls).await?;
         info!(service = %reachable.service_key(), addr = %reachable.address(), "service exported");
         i.qos.mark_started();
         Ok(reachable)
@@ -526,7 +534,7 @@ impl Rubbo {
     ) -> Result<Arc<dyn Exporter>, RpcError> {
         let i = &self.inner;
         let mut exported: Vec<Arc<dyn Exporter>> = Vec::new();
-        if i.registries.is_empty() {
+        if i.registries.is_empty() || !i.app_discovery.registers_interfaces() {
             let name = url.protocol().unwrap_or(keys::defaults::PROTOCOL);
             let protocol = i
                 .protocols
@@ -742,6 +750,7 @@ impl Rubbo {
     /// Graceful shutdown: unregister every service first (its registry node is gone at
     /// once), let calls in flight finish (bounded), close servers, drop references.
     pub async fn shutdown(&self) {
+        self.inner.app_discovery.shutdown().await;
         let exporters: Vec<Arc<dyn Exporter>> = self.inner.exporters.lock().drain(..).collect();
         futures::future::join_all(exporters.iter().map(|e| e.unexport())).await;
         for r in self.inner.references.lock().drain(..) {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use rubbo_common::{RpcError, keys};
 use rubbo_config::Config;
 
-use super::{Rubbo, RubboBuilder};
+use super::{Rubbo, RubboBuilder, app_discovery};
 
 /// URL parameters by scope, from the configuration: provider and consumer defaults,
 /// and per interface the service's or reference's own (with `{method}.{key}`).
@@ -93,6 +93,7 @@ impl RubboBuilder {
             self.application = name.clone();
         }
         self.qos.apply(config.application());
+        app_discovery::apply_config(&mut self.app_discovery, config.application());
         for r in config.registries() {
             for url in r.urls() {
                 self = self.registry(url);

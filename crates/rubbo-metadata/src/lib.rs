@@ -1,0 +1,18 @@
+#![doc = include_str!("../README.md")]
+
+mod discovery;
+mod error;
+mod info;
+mod instance;
+pub mod memory;
+
+pub use discovery::{InstancesWatch, ServiceDiscovery, ServiceNameMapping, parse_mapping};
+pub use error::{MetadataError, MetadataResult};
+pub use info::{
+    EMPTY_REVISION, EXCLUDED_SERVICE_PARAMS, INSTANCE_PARAMS, MetadataInfo, ServiceInfo,
+};
+pub use instance::{
+    Endpoint, ServiceInstance, ZOOKEEPER_INSTANCE_CLASS, metadata_service_url_params,
+    parse_url_params,
+};
+pub use memory::MemoryServiceDiscovery;

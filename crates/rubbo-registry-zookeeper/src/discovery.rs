@@ -1,0 +1,528 @@
+//! `ZookeeperServiceDiscovery`: application-level discovery on ZooKeeper, on Java's
+//! layout (`ZookeeperServiceDiscovery`, Curator's `ServiceDiscoveryImpl`,
+//! `ZookeeperMetadataReport`).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rand::Rng;
+use rubbo_common::keys::{CasRetryTimes, CasRetryWaitTime, Check, RegistryTimeout};
+use rubbo_common::{BoxFuture, Url};
+use rubbo_metadata::{
+    InstancesWatch, MetadataError, MetadataInfo, MetadataResult, ServiceDiscovery, ServiceInstance,
+    ServiceNameMapping, parse_mapping,
+};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tracing::{debug, info, warn};
+use zookeeper_client::{Client, Error as ZkError, EventType, OneshotWatcher};
+
+use crate::nodes::NodeModes;
+use crate::paths;
+use crate::session::SessionShared;
+use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
+
+/// Application-level discovery and the service-name mapping on ZooKeeper
+/// (`zookeeper://127.0.0.1:2181`):
+///
+/// - An instance is the ephemeral node `/services/{app}/{host}:{port}` holding the
+///   Curator `ServiceInstance` JSON; it is written again on every new session (and
+///   by the first session, when [`register`](ServiceDiscovery::register) found none).
+/// - The mapping of an interface is the persistent node
+///   `/dubbo/mapping/{interface}` (root from the URL's `group`), comma-joined
+///   application names, updated by compare-and-set on the node version, retried
+///   `dubbo.metadata-report.cas-retry-times` times (10) after a random wait below
+///   `dubbo.metadata-report.cas-retry-wait-time` (100 ms), as Java does.
+/// - [`publish_metadata`](Self::publish_metadata) writes
+///   `/dubbo/metadata/{app}/{revision}` if absent (storage type `remote`).
+/// - With the same [`ZookeeperSessions`] as the registry, it shares the registry's
+///   session.
+pub struct ZookeeperServiceDiscovery {
+    inner: Arc<Inner>,
+    owner: Mutex<Option<Arc<SessionOwner>>>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+struct Inner {
+    address: String,
+    /// `/services`.
+    services_root: String,
+    /// `/dubbo`: the root of `mapping` and `metadata`.
+    root: String,
+    timeout: Duration,
+    cas_retries: u32,
+    cas_wait: Duration,
+    modes: NodeModes,
+    session: Arc<SessionShared>,
+    /// What this discovery registered, by node path, to write again on a new session.
+    registered: Mutex<HashMap<String, ServiceInstance>>,
+}
+
+impl fmt::Debug for ZookeeperServiceDiscovery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ZookeeperServiceDiscovery")
+            .field("address", &self.inner.address)
+            .field("registered", &self.inner.registered.lock().len())
+            .finish()
+    }
+}
+
+fn backend(what: impl fmt::Display, e: ZkError) -> MetadataError {
+    MetadataError::Backend(format!("{what}: {e}"))
+}
+
+impl ZookeeperServiceDiscovery {
+    /// Connects with a session of its own. See [`connect_shared`](Self::connect_shared).
+    pub async fn connect(url: Url) -> MetadataResult<Self> {
+        Self::connect_shared(url, &ZookeeperSessions::new()).await
+    }
+
+    /// Starts discovery on the session `sessions` holds for `url`'s address, waiting
+    /// up to `timeout` (default 5000 ms) for it; with `check=false` it keeps
+    /// connecting in the background instead of failing.
+    pub async fn connect_shared(url: Url, sessions: &ZookeeperSessions) -> MetadataResult<Self> {
+        let params = SessionParams::of(&url).map_err(|e| MetadataError::Backend(e.to_string()))?;
+        let owner = sessions.get(&params);
+        let session = owner.shared.clone();
+        let timeout = url.param::<RegistryTimeout>();
+        let inner = Arc::new(Inner {
+            address: params.connect_string.clone(),
+            services_root: "/services".to_owned(),
+            root: paths::root_path(&url),
+            timeout,
+            cas_retries: url.param::<CasRetryTimes>().max(1),
+            cas_wait: url.param::<CasRetryWaitTime>(),
+            modes: NodeModes::new(params.auth.is_some()),
+            session: session.clone(),
+            registered: Mutex::new(HashMap::new()),
+        });
+        let recover = tokio::spawn(recover_loop(inner.clone()));
+        let discovery = ZookeeperServiceDiscovery {
+            inner,
+            owner: Mutex::new(Some(owner)),
+            tasks: Mutex::new(vec![recover]),
+        };
+        let mut rx = session.conn.subscribe();
+        let connected = tokio::time::timeout(timeout, rx.wait_for(Option::is_some)).await;
+        if !matches!(connected, Ok(Ok(_))) {
+            if url.param::<Check>() {
+                discovery.stop();
+                return Err(MetadataError::Backend(format!(
+                    "zookeeper {}: no session within {timeout:?}",
+                    params.connect_string
+                )));
+            }
+            warn!(zookeeper = %params.connect_string, "zookeeper not connected yet (check=false); connecting in the background");
+        }
+        Ok(discovery)
+    }
+
+    /// The node path of `instance`: `/services/{app}/{host}:{port}`.
+    pub fn instance_path(&self, instance: &ServiceInstance) -> String {
+        self.inner.instance_path(instance)
+    }
+
+    /// Writes `info` at `/dubbo/metadata/{app}/{revision}` unless a node is there (the
+    /// metadata report of storage type `remote`).
+    pub async fn publish_metadata(&self, info: &MetadataInfo) -> MetadataResult<()> {
+        let client = self.inner.client().await?;
+        let app = info.app.as_deref().unwrap_or_default();
+        let path = format!("{}/metadata/{app}/{}", self.inner.root, info.revision());
+        if client
+            .check_stat(&path)
+            .await
+            .map_err(|e| backend(&path, e))?
+            .is_some()
+        {
+            return Ok(());
+        }
+        self.inner
+            .create_with_data(&client, &path, info.to_json().as_bytes(), false)
+            .await
+    }
+
+    fn stop(&self) {
+        for t in self.tasks.lock().drain(..) {
+            t.abort();
+        }
+        self.owner.lock().take();
+    }
+}
+
+impl Drop for ZookeeperServiceDiscovery {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Inner {
+    fn instance_path(&self, instance: &ServiceInstance) -> String {
+        format!(
+            "{}/{}/{}",
+            self.services_root,
+            instance.service_name,
+            instance.id()
+        )
+    }
+
+    /// The current client, waiting (up to `timeout`) for a session.
+    async fn client(&self) -> MetadataResult<Client> {
+        let mut rx = self.session.conn.subscribe();
+        match tokio::time::timeout(self.timeout, rx.wait_for(Option::is_some)).await {
+            Ok(Ok(conn)) => conn
+                .clone()
+                .map(|c| c.client)
+                .ok_or_else(|| MetadataError::Backend("no zookeeper session".into())),
+            _ => Err(MetadataError::Backend(format!(
+                "zookeeper {}: no session within {:?}",
+                self.address, self.timeout
+            ))),
+        }
+    }
+
+    /// Creates `path` with `data` (parents persistent); an ephemeral node of another
+    /// session is replaced, one of ours gets the new data.
+    async fn create_with_data(
+        &self,
+        client: &Client,
+        path: &str,
+        data: &[u8],
+        ephemeral: bool,
+    ) -> MetadataResult<()> {
+        if let Some(i) = path.rfind('/').filter(|&i| i > 0) {
+            client
+                .mkdir(&path[..i], &self.modes.persistent)
+                .await
+                .map_err(|e| backend(&path[..i], e))?;
+        }
+        let mode = if ephemeral {
+            &self.modes.ephemeral
+        } else {
+            &self.modes.persistent
+        };
+        match client.create(path, data, mode).await {
+            Ok(_) => Ok(()),
+            Err(ZkError::NodeExists) if !ephemeral => Ok(()),
+            Err(ZkError::NodeExists) => {
+                let ours = client
+                    .check_stat(path)
+                    .await
+                    .map_err(|e| backend(path, e))?
+                    .is_some_and(|s| s.ephemeral_owner == client.session_id().0);
+                if ours {
+                    client
+                        .set_data(path, data, None)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| backend(path, e))
+                } else {
+                    match client.delete(path, None).await {
+                        Ok(()) | Err(ZkError::NoNode) => {}
+                        Err(e) => return Err(backend(path, e)),
+                    }
+                    client
+                        .create(path, data, mode)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| backend(path, e))
+                }
+            }
+            Err(e) => Err(backend(path, e)),
+        }
+    }
+
+    async fn write_instance(
+        &self,
+        client: &Client,
+        instance: &ServiceInstance,
+    ) -> MetadataResult<()> {
+        let path = self.instance_path(instance);
+        let json = instance.to_curator_json();
+        self.create_with_data(client, &path, json.as_bytes(), true)
+            .await
+    }
+
+    /// The instances under `/services/{app}`; a node that does not parse is skipped.
+    /// With `watch`, also a data watch on each node read (an instance's revision
+    /// changes its data, not the children).
+    async fn read_instances(
+        &self,
+        client: &Client,
+        children: &[String],
+        app: &str,
+        watch: bool,
+    ) -> (Vec<ServiceInstance>, Vec<OneshotWatcher>) {
+        let mut out = Vec::with_capacity(children.len());
+        let mut watchers = Vec::new();
+        for c in children {
+            let path = format!("{}/{app}/{c}", self.services_root);
+            let read = if watch {
+                client
+                    .get_and_watch_data(&path)
+                    .await
+                    .map(|(d, _, w)| (d, Some(w)))
+            } else {
+                client.get_data(&path).await.map(|(d, _)| (d, None))
+            };
+            match read {
+                Ok((data, w)) => {
+                    watchers.extend(w);
+                    match ServiceInstance::from_curator_json(&data) {
+                        Ok(i) => out.push(i),
+                        Err(e) => warn!(node = %path, error = %e, "skipping an instance node"),
+                    }
+                }
+                Err(ZkError::NoNode) => {}
+                Err(e) => debug!(node = %path, error = %e, "instance node not read"),
+            }
+        }
+        out.sort_by_key(ServiceInstance::id);
+        (out, watchers)
+    }
+
+    async fn map_once(&self, client: &Client, path: &str, app: &str) -> Result<bool, ZkError> {
+        match client.get_data(path).await {
+            Ok((data, stat)) => {
+                let old = String::from_utf8_lossy(&data).into_owned();
+                if parse_mapping(&old).iter().any(|a| a == app) {
+                    return Ok(true);
+                }
+                let new = if old.trim().is_empty() {
+                    app.to_owned()
+                } else {
+                    format!("{old},{app}")
+                };
+                match client
+                    .set_data(path, new.as_bytes(), Some(stat.version))
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(ZkError::BadVersion) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            }
+            Err(ZkError::NoNode) => {
+                if let Some(i) = path.rfind('/').filter(|&i| i > 0) {
+                    client.mkdir(&path[..i], &self.modes.persistent).await?;
+                }
+                match client
+                    .create(path, app.as_bytes(), &self.modes.persistent)
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(ZkError::NodeExists) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Writes every registered instance again on each new session (ephemeral nodes die
+/// with the old one).
+async fn recover_loop(inner: Arc<Inner>) {
+    let mut rx = inner.session.conn.subscribe();
+    let mut last = rx.borrow().as_ref().map_or(0, |c| c.generation);
+    loop {
+        if rx.changed().await.is_err() {
+            return;
+        }
+        let Some(conn) = rx.borrow_and_update().clone() else {
+            continue;
+        };
+        if conn.generation <= last {
+            continue;
+        }
+        last = conn.generation;
+        let instances: Vec<ServiceInstance> = inner.registered.lock().values().cloned().collect();
+        if !instances.is_empty() {
+            info!(zookeeper = %inner.address, instances = instances.len(), "new zookeeper session: registering the instance again");
+        }
+        for i in instances {
+            if let Err(e) = inner.write_instance(&conn.client, &i).await {
+                warn!(instance = %i.id(), error = %e, "instance not registered again");
+            }
+        }
+    }
+}
+
+/// Keeps `tx` up to date with the instances of `app` until every receiver is gone.
+async fn watch_loop(inner: Arc<Inner>, app: String, tx: watch::Sender<Arc<Vec<ServiceInstance>>>) {
+    let path = format!("{}/{app}", inner.services_root);
+    let mut rx = inner.session.conn.subscribe();
+    let mut failures = 0u32;
+    loop {
+        let conn = rx.borrow_and_update().clone();
+        let Some(conn) = conn else {
+            tokio::select! {
+                changed = rx.changed() => if changed.is_err() { return },
+                () = tx.closed() => return,
+            }
+            continue;
+        };
+        let listed = async {
+            conn.client.mkdir(&path, &inner.modes.persistent).await?;
+            conn.client.get_and_watch_children(&path).await
+        }
+        .await;
+        match listed {
+            Ok((children, _, watcher)) => {
+                failures = 0;
+                let (list, data_watchers) = inner
+                    .read_instances(&conn.client, &children, &app, true)
+                    .await;
+                tx.send_if_modified(|old| {
+                    let changed = **old != list;
+                    if changed {
+                        *old = Arc::new(list);
+                    }
+                    changed
+                });
+                let any_data = async {
+                    if data_watchers.is_empty() {
+                        std::future::pending::<()>().await;
+                    }
+                    let changed = data_watchers.into_iter().map(|w| Box::pin(w.changed()));
+                    futures::future::select_all(changed).await;
+                };
+                tokio::select! {
+                    event = watcher.changed() => {
+                        if event.event_type == EventType::Session && rx.changed().await.is_err() {
+                            return;
+                        }
+                    }
+                    () = any_data => {}
+                    changed = rx.changed() => if changed.is_err() { return },
+                    () = tx.closed() => return,
+                }
+            }
+            Err(e) => {
+                failures += 1;
+                if failures == 1 {
+                    warn!(node = %path, error = %e, "cannot list instances; retrying");
+                }
+                let wait = Duration::from_millis(100u64 << failures.min(4));
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = tx.closed() => return,
+                }
+            }
+        }
+    }
+}
+
+impl ServiceDiscovery for ZookeeperServiceDiscovery {
+    fn register(&self, instance: ServiceInstance) -> BoxFuture<'_, MetadataResult<()>> {
+        Box::pin(async move {
+            // Kept first: when ZooKeeper is not reachable now, the next session writes it.
+            let path = self.inner.instance_path(&instance);
+            self.inner.registered.lock().insert(path, instance.clone());
+            let client = self.inner.client().await?;
+            self.inner.write_instance(&client, &instance).await?;
+            info!(instance = %instance.id(), app = %instance.service_name,
+                revision = instance.revision().unwrap_or_default(), "instance registered");
+            Ok(())
+        })
+    }
+
+    fn unregister(&self, instance: &ServiceInstance) -> BoxFuture<'_, MetadataResult<()>> {
+        let path = self.inner.instance_path(instance);
+        Box::pin(async move {
+            self.inner.registered.lock().remove(&path);
+            let client = self.inner.client().await?;
+            match client.delete(&path, None).await {
+                Ok(()) | Err(ZkError::NoNode) => {
+                    info!(node = %path, "instance unregistered");
+                    Ok(())
+                }
+                Err(e) => Err(backend(&path, e)),
+            }
+        })
+    }
+
+    fn instances(&self, app: &str) -> BoxFuture<'_, MetadataResult<Vec<ServiceInstance>>> {
+        let app = app.to_owned();
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            let path = format!("{}/{app}", self.inner.services_root);
+            let children = match client.list_children(&path).await {
+                Ok(c) => c,
+                Err(ZkError::NoNode) => return Ok(Vec::new()),
+                Err(e) => return Err(backend(&path, e)),
+            };
+            Ok(self
+                .inner
+                .read_instances(&client, &children, &app, false)
+                .await
+                .0)
+        })
+    }
+
+    fn watch(&self, app: &str) -> BoxFuture<'_, MetadataResult<InstancesWatch>> {
+        let (tx, rx) = watch::channel(Arc::new(Vec::new()));
+        let task = tokio::spawn(watch_loop(self.inner.clone(), app.to_owned(), tx));
+        let mut tasks = self.tasks.lock();
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task);
+        Box::pin(async move { Ok(rx) })
+    }
+
+    fn destroy(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let mine: Vec<ServiceInstance> =
+                self.inner.registered.lock().values().cloned().collect();
+            for i in mine {
+                if let Err(e) = self.unregister(&i).await {
+                    warn!(instance = %i.id(), error = %e, "instance not unregistered");
+                }
+            }
+            self.stop();
+        })
+    }
+}
+
+impl ServiceNameMapping for ZookeeperServiceDiscovery {
+    fn map(&self, interface: &str, app: &str) -> BoxFuture<'_, MetadataResult<()>> {
+        let path = format!("{}/mapping/{interface}", self.inner.root);
+        let app = app.to_owned();
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            for attempt in 1..=self.inner.cas_retries {
+                if self
+                    .inner
+                    .map_once(&client, &path, &app)
+                    .await
+                    .map_err(|e| backend(&path, e))?
+                {
+                    debug!(node = %path, app = %app, attempt, "mapping published");
+                    return Ok(());
+                }
+                let bound = u64::try_from(self.inner.cas_wait.as_millis())
+                    .unwrap_or(u64::MAX)
+                    .max(1);
+                let wait = rand::rng().random_range(0..bound);
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+            }
+            Err(MetadataError::Conflict {
+                what: path,
+                attempts: self.inner.cas_retries,
+            })
+        })
+    }
+
+    fn get(&self, interface: &str) -> BoxFuture<'_, MetadataResult<Vec<String>>> {
+        let path = format!("{}/mapping/{interface}", self.inner.root);
+        Box::pin(async move {
+            let client = self.inner.client().await?;
+            match client.get_data(&path).await {
+                Ok((data, _)) => Ok(parse_mapping(&String::from_utf8_lossy(&data))),
+                Err(ZkError::NoNode) => Ok(Vec::new()),
+                Err(e) => Err(backend(&path, e)),
+            }
+        })
+    }
+}

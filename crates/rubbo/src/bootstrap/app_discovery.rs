@@ -1,0 +1,451 @@
+//! Application-level registration, provider side (issue #15): with
+//! `dubbo.application.register-mode` `instance` or `all` (Java's default), each export
+//! adds its services to the application's MetadataInfo, publishes the interface →
+//! application mapping, exports MetadataService (once) and registers or updates the
+//! instance in every registry that has an application-level discovery (ZooKeeper);
+//! shutdown removes the instance first. With `instance` the services are not
+//! registered at interface level.
+
+mod metadata_service;
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use rubbo_common::keys::{self, MetadataType, RegisterMode};
+use rubbo_common::{Exporter, RpcError, Url};
+use rubbo_metadata::{
+    Endpoint, INSTANCE_PARAMS, ServiceDiscovery, ServiceInfo, ServiceInstance, ServiceNameMapping,
+    metadata_service_url_params,
+};
+use tracing::{info, warn};
+
+use super::{Rubbo, RubboBuilder, Sessions};
+use crate::codegen::ServiceDescriptor;
+use crate::registry_protocol::config_err;
+use metadata_service::{MetadataServiceImpl, MetadataServiceServer, Served};
+
+/// What the builder was told: `register-mode` and `metadata-type`, and discovery
+/// backends given in code.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Settings {
+    register_mode: Option<String>,
+    metadata_type: Option<String>,
+    backends: Vec<Backend>,
+}
+
+/// One application-level registry: its discovery and its mapping (the same object
+/// for ZooKeeper).
+#[derive(Debug, Clone)]
+struct Backend {
+    discovery: Arc<dyn ServiceDiscovery>,
+    mapping: Arc<dyn ServiceNameMapping>,
+    #[cfg(feature = "zookeeper")]
+    report: Option<Arc<rubbo_registry_zookeeper::ZookeeperServiceDiscovery>>,
+}
+
+impl RubboBuilder {
+    /// Where services are registered (Java's `dubbo.application.register-mode`):
+    /// `interface` (interface-level nodes only), `instance` (the application instance
+    /// only: `/services/{app}/{host}:{port}`, the mapping, MetadataService), or `all`
+    /// (both; the default, as Java's).
+    pub fn register_mode(mut self, mode: impl Into<String>) -> Self {
+        self.app_discovery.register_mode = Some(mode.into());
+        self
+    }
+
+    /// Adds an application-level registry given in code (in tests, a
+    /// [`MemoryServiceDiscovery`](rubbo_metadata::MemoryServiceDiscovery)), beside
+    /// those of the ZooKeeper registries.
+    pub fn service_discovery<D>(mut self, discovery: Arc<D>) -> Self
+    where
+        D: ServiceDiscovery + ServiceNameMapping,
+    {
+        self.app_discovery.backends.push(Backend {
+            discovery: discovery.clone(),
+            mapping: discovery,
+            #[cfg(feature = "zookeeper")]
+            report: None,
+        });
+        self
+    }
+}
+
+/// Reads `register-mode` and `metadata-type` of `dubbo.application`.
+pub(super) fn apply_config(settings: &mut Settings, app: &rubbo_config::ApplicationConfig) {
+    if let Some(m) = app.attributes.get(keys::REGISTER_MODE_KEY) {
+        settings.register_mode = Some(m.clone());
+    }
+    if let Some(m) = app.attributes.get(keys::METADATA_TYPE_KEY) {
+        settings.metadata_type = Some(m.clone());
+    }
+}
+
+/// The parsed register mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Interface,
+    Instance,
+    All,
+}
+
+/// The application-level side of one application.
+#[derive(Debug)]
+pub(super) struct AppDiscovery {
+    mode: Mode,
+    remote: bool,
+    sessions: Sessions,
+    served: Arc<Mutex<Served>>,
+    state: tokio::sync::Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// `None` until the first export connects them.
+    backends: Option<Vec<Backend>>,
+    given: Vec<Backend>,
+    metadata_service: Option<Url>,
+    instance: Option<ServiceInstance>,
+    /// The URL the instance takes its host, port and instance parameters from.
+    first: Option<Url>,
+    endpoints: Vec<Endpoint>,
+    closed: bool,
+}
+
+impl AppDiscovery {
+    /// From the builder's settings; an unknown mode is an error.
+    pub(super) fn new(settings: Settings, sessions: &Sessions) -> Result<Self, RpcError> {
+        let mode = match settings
+            .register_mode
+            .as_deref()
+            .map(str::trim)
+            .unwrap_or(<RegisterMode as keys::StrParam>::DEFAULT)
+        {
+            "interface" => Mode::Interface,
+            "instance" => Mode::Instance,
+            "all" | "" => Mode::All,
+            other => {
+                return Err(config_err(format!(
+                    "{}={other}: expected interface, instance or all",
+                    keys::REGISTER_MODE_KEY
+                )));
+            }
+        };
+        let remote = settings
+            .metadata_type
+            .as_deref()
+            .unwrap_or(<MetadataType as keys::StrParam>::DEFAULT)
+            .trim()
+            .eq_ignore_ascii_case("remote");
+        Ok(AppDiscovery {
+            mode,
+            remote,
+            sessions: sessions.clone(),
+            served: Arc::default(),
+            state: tokio::sync::Mutex::new(State {
+                given: settings.backends,
+                ..State::default()
+            }),
+        })
+    }
+
+    /// Whether services are registered at interface level (`interface` or `all`).
+    pub(super) fn registers_interfaces(&self) -> bool {
+        self.mode != Mode::Instance
+    }
+
+    /// After `urls` (one service on each protocol) were exported: adds them to the
+    /// metadata, maps the interface, exports MetadataService once, and registers or
+    /// updates the instance.
+    pub(super) async fn exported(&self, rubbo: &Rubbo, urls: &[Url]) -> Result<(), RpcError> {
+        if self.mode == Mode::Interface || urls.is_empty() {
+            return Ok(());
+        }
+        let app = rubbo.application().to_owned();
+        let mut st = self.state.lock().await;
+        if st.closed {
+            return Ok(());
+        }
+        if st.backends.is_none() {
+            let mut backends = std::mem::take(&mut st.given);
+            backends.extend(connect_backends(rubbo, &self.sessions).await?);
+            st.backends = Some(backends);
+        }
+        let backends = st.backends.clone().unwrap_or_default();
+        if backends.is_empty() {
+            // `all` (the default) quietly means interface level only here.
+            if self.mode == Mode::Instance {
+                warn!(app = %app, "register-mode=instance, but no registry has application-level discovery (ZooKeeper): the services are not registered anywhere");
+            }
+            return Ok(());
+        }
+        if st.metadata_service.is_none() {
+            st.metadata_service = Some(self.export_metadata_service(rubbo, urls).await?);
+        }
+        {
+            let mut served = self.served.lock();
+            for url in urls {
+                served.info.app = Some(app.clone());
+                served.info.add_service(ServiceInfo::from_url(url));
+                served.urls.insert(url.to_full_string());
+            }
+        }
+        for url in urls {
+            let protocol = url
+                .protocol()
+                .unwrap_or(keys::defaults::PROTOCOL)
+                .to_owned();
+            if !st.endpoints.iter().any(|e| e.protocol == protocol) {
+                st.endpoints.push(Endpoint {
+                    port: url.port(),
+                    protocol,
+                });
+            }
+        }
+        if let Some(interface) = urls[0].service_interface().map(str::to_owned) {
+            for b in &backends {
+                if let Err(e) = b.mapping.map(&interface, &app).await {
+                    warn!(interface = %interface, app = %app, error = %e, "service-name mapping not published");
+                }
+            }
+        }
+        let first = st.first.get_or_insert_with(|| urls[0].clone()).clone();
+        let instance = self.instance(rubbo, &st, &first);
+        let info = self.served.lock().info.clone();
+        let changed = st.instance.as_ref() != Some(&instance);
+        if changed {
+            for b in &backends {
+                #[cfg(feature = "zookeeper")]
+                if self.remote {
+                    if let Some(r) = &b.report {
+                        if let Err(e) = r.publish_metadata(&info).await {
+                            warn!(error = %e, "app metadata not published");
+                        }
+                    }
+                }
+                let done = if st.instance.is_none() {
+                    b.discovery.register(instance.clone()).await
+                } else {
+                    b.discovery.update(instance.clone()).await
+                };
+                // Not fatal: the discovery keeps the instance and writes it once its
+                // registry is reachable (a new ZooKeeper session).
+                if let Err(e) = done {
+                    warn!(app = %app, instance = %instance.id(), error = %e, "instance not registered yet");
+                }
+            }
+            info!(app = %app, instance = %instance.id(), revision = info.revision(), services = info.services.len(), "application instance registered");
+            st.instance = Some(instance);
+        }
+        Ok(())
+    }
+
+    /// After `urls` were unexported: removes their services and updates the instance,
+    /// or unregisters it when no service is left (as Java does for revision `0`).
+    async fn unexported(&self, rubbo: &Rubbo, urls: &[Url]) {
+        if self.mode == Mode::Interface {
+            return;
+        }
+        let mut st = self.state.lock().await;
+        if st.closed || st.instance.is_none() {
+            return;
+        }
+        let empty = {
+            let mut served = self.served.lock();
+            for url in urls {
+                served
+                    .info
+                    .remove_service(&ServiceInfo::from_url(url).match_key());
+                served.urls.remove(&url.to_full_string());
+            }
+            served.info.services.is_empty()
+        };
+        let backends = st.backends.clone().unwrap_or_default();
+        let Some(old) = st.instance.take() else {
+            return;
+        };
+        if empty {
+            for b in &backends {
+                if let Err(e) = b.discovery.unregister(&old).await {
+                    warn!(instance = %old.id(), error = %e, "instance not unregistered");
+                }
+            }
+            st.first = None;
+            info!(
+                app = rubbo.application(),
+                "no service left: application instance unregistered"
+            );
+            return;
+        }
+        let first = st.first.clone().unwrap_or_else(|| urls[0].clone());
+        let instance = self.instance(rubbo, &st, &first);
+        for b in &backends {
+            if let Err(e) = b.discovery.update(instance.clone()).await {
+                warn!(instance = %instance.id(), error = %e, "instance not updated");
+            }
+        }
+        info!(
+            app = rubbo.application(),
+            revision = instance.revision().unwrap_or_default(),
+            "application instance updated"
+        );
+        st.instance = Some(instance);
+    }
+
+    /// The instance as Java's customizers build it.
+    fn instance(&self, rubbo: &Rubbo, st: &State, first: &Url) -> ServiceInstance {
+        let host = first.host().unwrap_or(&rubbo.inner.host).to_owned();
+        let mut i = ServiceInstance::new(rubbo.application(), host, first.port());
+        i.set_endpoints(&st.endpoints);
+        let served = self.served.lock();
+        i.metadata.insert(
+            keys::EXPORTED_SERVICES_REVISION_PROPERTY_NAME.to_owned(),
+            served.info.revision().to_owned(),
+        );
+        let storage = if self.remote { "remote" } else { "local" };
+        i.metadata.insert(
+            keys::METADATA_STORAGE_TYPE_PROPERTY_NAME.to_owned(),
+            storage.to_owned(),
+        );
+        if let Some(ms) = &st.metadata_service {
+            i.metadata.insert(
+                keys::METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME.to_owned(),
+                metadata_service_url_params(ms),
+            );
+        }
+        i.metadata.insert(
+            keys::METADATA_SERVICE_VERSION_NAME.to_owned(),
+            keys::METADATA_SERVICE_VERSION.to_owned(),
+        );
+        for k in INSTANCE_PARAMS {
+            if let Some(v) = first.get_param(k) {
+                i.metadata.insert(k.to_owned(), v.to_owned());
+            }
+        }
+        i
+    }
+
+    /// Exports MetadataService V1 (group = the application) on the dubbo protocol's
+    /// port (else the first protocol's), not registered at interface level.
+    async fn export_metadata_service(&self, rubbo: &Rubbo, urls: &[Url]) -> Result<Url, RpcError> {
+        let at = urls
+            .iter()
+            .find(|u| u.protocol() == Some(keys::defaults::PROTOCOL))
+            .unwrap_or(&urls[0]);
+        let protocol = at.protocol().unwrap_or(keys::defaults::PROTOCOL);
+        // The configured port (0 when picked at bind), under which the protocol
+        // shares the server the services are bound to.
+        let port = rubbo
+            .inner
+            .exports
+            .iter()
+            .find(|(p, _)| p == protocol)
+            .map_or(at.port(), |(_, port)| *port);
+        let url = rubbo
+            .provider_url_on(
+                &MetadataServiceServer::<MetadataServiceImpl>::SERVICE,
+                protocol,
+                port,
+            )?
+            .with_host(at.host().unwrap_or(&rubbo.inner.host))
+            .with_param(keys::GROUP_KEY, rubbo.application());
+        let service = MetadataServiceServer::new(Arc::new(MetadataServiceImpl {
+            app: rubbo.application().to_owned(),
+            served: self.served.clone(),
+        }));
+        let exporter: Arc<dyn rubbo_common::Exporter> = Arc::from(
+            rubbo
+                .inner
+                .protocols
+                .get(protocol)
+                .map_err(|e| config_err(e.to_string()))?
+                .export(service.into_invoker(url.clone()))
+                .await?,
+        );
+        let url = url.with_port(exporter.url().port());
+        rubbo.inner.exporters.lock().push(exporter);
+        info!(url = %url.address(), group = rubbo.application(), "MetadataService exported");
+        Ok(url)
+    }
+
+    /// Removes the instance from every registry (first, at shutdown) and stops.
+    pub(super) async fn shutdown(&self) {
+        let mut st = self.state.lock().await;
+        st.closed = true;
+        for b in st.backends.take().unwrap_or_default() {
+            b.discovery.destroy().await;
+        }
+    }
+}
+
+impl Rubbo {
+    /// Unexports `service` (on every protocol and registry): with application-level
+    /// registration, the instance's revision is updated first (or the instance
+    /// unregistered when no service is left), then its interface-level nodes and
+    /// exporters go. Whether it was exported.
+    pub async fn unexport(&self, service: &ServiceDescriptor) -> bool {
+        let key = service.service_key();
+        let gone: Vec<Arc<dyn Exporter>> = {
+            let mut exporters = self.inner.exporters.lock();
+            let (gone, keep) = exporters.drain(..).partition(|e| {
+                let u = e.url();
+                u.service_interface() == Some(service.interface) && u.service_key() == key
+            });
+            *exporters = keep;
+            gone
+        };
+        if gone.is_empty() {
+            return false;
+        }
+        let mut urls: Vec<Url> = Vec::new();
+        for e in &gone {
+            let u = e.url();
+            if !urls
+                .iter()
+                .any(|x| x.protocol() == u.protocol() && x.port() == u.port())
+            {
+                urls.push(u);
+            }
+        }
+        self.inner.app_discovery.unexported(self, &urls).await;
+        futures::future::join_all(gone.iter().map(|e| e.unexport())).await;
+        info!(service = %key, "service unexported");
+        true
+    }
+}
+
+/// The application-level discovery of each ZooKeeper registry, on the registry's
+/// session.
+#[cfg(feature = "zookeeper")]
+async fn connect_backends(rubbo: &Rubbo, sessions: &Sessions) -> Result<Vec<Backend>, RpcError> {
+    let mut out = Vec::new();
+    for r in &rubbo.inner.registries {
+        let r = rubbo_registry::resolve_registry_url(r);
+        let r = match r.protocol() {
+            Some(keys::protocols::SERVICE_DISCOVERY_REGISTRY) => {
+                r.with_protocol(r.get_param(keys::REGISTRY_KEY).unwrap_or("zookeeper"))
+            }
+            _ => r,
+        };
+        if r.protocol() != Some("zookeeper") {
+            continue;
+        }
+        let d = rubbo_registry_zookeeper::ZookeeperServiceDiscovery::connect_shared(
+            r.clone(),
+            &sessions.zookeeper,
+        )
+        .await
+        .map_err(|e| config_err(format!("service discovery on {}: {e}", r.address())))?;
+        let d = Arc::new(d);
+        out.push(Backend {
+            discovery: d.clone(),
+            mapping: d.clone(),
+            report: Some(d),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(not(feature = "zookeeper"))]
+async fn connect_backends(_: &Rubbo, _: &Sessions) -> Result<Vec<Backend>, RpcError> {
+    Ok(Vec::new())
+}
