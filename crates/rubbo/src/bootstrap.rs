@@ -49,6 +49,7 @@ use crate::config_center::{ConfigCenter, Source};
 use crate::registry_protocol::{RegistryProtocol, config_err};
 
 mod config;
+pub(crate) use config::config_center_url;
 // The QoS side lives in src/qos.rs; as a child module it reads `Inner` as is.
 #[path = "qos.rs"]
 mod qos;
@@ -349,7 +350,7 @@ impl RubboBuilder {
         let cluster = ClusterContext::default();
         let registry_protocol =
             RegistryProtocol::new(protocols.clone(), factories, cluster.clone())
-                .with_config_center(config_center);
+                .with_config_center(config_center.for_application(&self.application));
         let rubbo = Rubbo {
             inner: Arc::new(Inner {
                 application: self.application,
