@@ -332,20 +332,28 @@ async fn a_provider_side_parameter_exports_the_service_again() {
             .is_some_and(|u| u.get_param("tps") == Some("2"))
     })
     .await;
-    // The export is replaced before the registration: from now on at most 2 calls
-    // in the interval pass, the third is refused by the provider.
+    // The export is replaced before the registration: from now on exactly 2 calls
+    // in the interval pass, the next are refused by the provider. (The consumer may
+    // briefly list no provider while the node is replaced, unregister then register
+    // as in Java: such calls never reach the provider and are not counted.)
     let mut refused = 0;
     let mut passed = 0;
-    for _ in 0..6 {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while refused < 4 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "tps never refused a call"
+        );
         match client.id().await {
             Ok(_) => passed += 1,
-            Err(e) => {
-                assert_eq!(e.kind(), rubbo::ErrorKind::LimitExceeded, "{e}");
-                refused += 1;
+            Err(e) if e.kind() == rubbo::ErrorKind::LimitExceeded => refused += 1,
+            Err(e) if e.kind() == rubbo::ErrorKind::NoProvider => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            Err(e) => panic!("unexpected error {e}"),
         }
     }
-    assert_eq!((passed, refused), (2, 4), "tps=2 holds on the provider");
+    assert_eq!(passed, 2, "tps=2 holds on the provider");
 
     admin.remove_config(&key, "dubbo").await.unwrap();
     wait_until("the rule is withdrawn", WAIT, || async {
@@ -354,13 +362,16 @@ async fn a_provider_side_parameter_exports_the_service_again() {
             .is_some_and(|u| u.get_param("tps").is_none())
     })
     .await;
-    for _ in 0..10 {
-        assert_eq!(
-            client.id().await.unwrap(),
-            "p0",
-            "no limit after withdrawal"
-        );
-    }
+    // Ten calls in a row pass: impossible under tps=2.
+    wait_until("no limit after withdrawal", WAIT, || async {
+        for _ in 0..10 {
+            if client.id().await.is_err() {
+                return false;
+            }
+        }
+        true
+    })
+    .await;
     assert_eq!(
         registered_one(&registry, port).await.map(|u| u.port()),
         Some(port),
