@@ -12,7 +12,7 @@ pub mod router;
 mod status;
 
 pub use cluster::{Cluster, clusters};
-pub use configurator::{Configurator, Configurators};
+pub use configurator::{Configurator, Configurators, RuleSide};
 pub use context::ClusterContext;
 pub use directory::{Directory, DynamicDirectory, InvokerFactory, StaticDirectory};
 pub use error::ClusterError;

@@ -113,9 +113,56 @@ async fn notify_adds_reuses_removes_and_empties() {
     dir.notify(urls("dubbo://10.0.0.4:20880/org.demo.Greeter"))
         .await;
     assert_eq!(addrs(&dir).len(), 1);
-    dir.notify(vec![]).await;
+    dir.notify(urls(
+        "empty://10.0.0.99/org.demo.Greeter?category=providers",
+    ))
+    .await;
     assert!(addrs(&dir).is_empty());
     assert!(!dir.is_available());
+}
+
+/// Java 3.3's `RegistryDirectory.refreshInvoker`: an empty list without `empty://`
+/// keeps the invokers (empty protection), and so does a list giving no invoker; only
+/// `empty://` destroys them.
+#[tokio::test]
+async fn only_empty_protocol_destroys_the_invokers() {
+    let (f, dir, _) = setup();
+    dir.notify(urls(
+        "dubbo://10.0.0.1:20880/org.demo.Greeter;dubbo://10.0.0.3:20880/org.demo.Greeter",
+    ))
+    .await;
+    assert_eq!(addrs(&dir), ["10.0.0.1:20880", "10.0.0.3:20880"]);
+    dir.notify(vec![]).await;
+    assert_eq!(
+        addrs(&dir),
+        ["10.0.0.1:20880", "10.0.0.3:20880"],
+        "empty protection"
+    );
+    assert!(!f.get("10.0.0.1:20880").destroyed.load(Ordering::SeqCst));
+    // Every URL fails to refer (10.0.0.66 does) or is no provider: kept too.
+    dir.notify(urls(
+        "dubbo://10.0.0.66:20880/org.demo.Greeter;override://0.0.0.0/org.demo.Greeter?timeout=1",
+    ))
+    .await;
+    assert_eq!(
+        addrs(&dir),
+        ["10.0.0.1:20880", "10.0.0.3:20880"],
+        "no invoker from the list"
+    );
+    assert!(dir.is_available());
+    // A list with one usable provider replaces them.
+    dir.notify(urls(
+        "dubbo://10.0.0.66:20880/org.demo.Greeter;dubbo://10.0.0.3:20880/org.demo.Greeter",
+    ))
+    .await;
+    assert_eq!(addrs(&dir), ["10.0.0.3:20880"]);
+    assert!(f.get("10.0.0.1:20880").destroyed.load(Ordering::SeqCst));
+    dir.notify(urls(
+        "empty://10.0.0.99/org.demo.Greeter?category=providers",
+    ))
+    .await;
+    assert!(addrs(&dir).is_empty());
+    assert!(f.get("10.0.0.3:20880").destroyed.load(Ordering::SeqCst));
 }
 
 #[tokio::test]

@@ -8,7 +8,8 @@ use crate::{Config, ConfigError, Entry, Source};
 
 /// Collects configuration sources; [`load`](Self::load) resolves them into a
 /// [`Config`]. Each source may be added in any order: precedence is by kind (code,
-/// `--set`, environment, YAML, properties, defaults), then later over earlier.
+/// `--set`, environment, the config center's application then global externalized
+/// configuration, YAML, properties, defaults), then later over earlier.
 #[derive(Debug, Clone, Default)]
 pub struct ConfigLoader {
     code: Vec<(String, String)>,
@@ -16,6 +17,8 @@ pub struct ConfigLoader {
     env: Option<HashMap<String, String>>,
     yaml: Vec<(String, Entry)>,
     properties: Vec<(String, Entry)>,
+    external: Vec<(String, Entry)>,
+    app_external: Vec<(String, Entry)>,
     defaults: Vec<(String, String)>,
 }
 
@@ -94,6 +97,42 @@ impl ConfigLoader {
         Ok(self)
     }
 
+    /// Adds the externalized configuration the config center holds under `key` in
+    /// `group` (Java properties text): the global one (`dubbo.properties` in group
+    /// `dubbo`), or with `app` the application's (the same key in the application's
+    /// group). As in Java's `Environment`, both beat the files and lose to the
+    /// environment (the application's beats the global one); code and `--set` beat
+    /// them too.
+    pub fn config_center_properties(
+        mut self,
+        key: &str,
+        group: &str,
+        app: bool,
+        text: &str,
+    ) -> Result<Self, ConfigError> {
+        let name = format!("config center {group}/{key}");
+        let pairs =
+            crate::properties::parse(text).map_err(|(line, message)| ConfigError::Syntax {
+                path: name.clone(),
+                line,
+                message,
+            })?;
+        let entries = pairs.into_iter().map(|(k, value, line)| {
+            let source = Source::ConfigCenter {
+                entry: format!("{group}/{key}"),
+                line,
+                application: app,
+            };
+            (k, Entry { value, source })
+        });
+        if app {
+            self.app_external.extend(entries);
+        } else {
+            self.external.extend(entries);
+        }
+        Ok(self)
+    }
+
     /// Uses these environment variables (replacing any given before).
     pub fn env_vars(mut self, vars: impl IntoIterator<Item = (String, String)>) -> Self {
         self.env = Some(vars.into_iter().collect());
@@ -145,6 +184,8 @@ impl ConfigLoader {
         plain(&mut tree, self.defaults, Source::Default);
         tree.extend(self.properties);
         tree.extend(self.yaml);
+        tree.extend(self.external);
+        tree.extend(self.app_external);
         if let Some(env) = &self.env {
             let names: BTreeSet<String> = tree
                 .keys()

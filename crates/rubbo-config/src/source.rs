@@ -22,6 +22,17 @@ pub enum Source {
         /// The 1-based line the value starts on.
         line: usize,
     },
+    /// Externalized configuration read from the config center (Java's
+    /// `ExternalConfiguration`, or `AppExternalConfiguration` when `group` is the
+    /// application's).
+    ConfigCenter {
+        /// `{group}/{key}`: `dubbo/dubbo.properties`, or the application's group.
+        entry: String,
+        /// The 1-based line the value is on.
+        line: usize,
+        /// Whether it is the application's (which beats the global one).
+        application: bool,
+    },
     /// A default ([`ConfigLoader::default_value`](crate::ConfigLoader::default_value)).
     Default,
 }
@@ -33,6 +44,7 @@ impl fmt::Display for Source {
             Source::Set => f.write_str("--set"),
             Source::Env { var } => write!(f, "environment variable {var}"),
             Source::File { path, line } => write!(f, "{path}:{line}"),
+            Source::ConfigCenter { entry, line, .. } => write!(f, "config center {entry}:{line}"),
             Source::Default => f.write_str("default"),
         }
     }

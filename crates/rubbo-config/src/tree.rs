@@ -32,9 +32,13 @@ pub struct Config {
 /// How strong a source is (for two spellings of one attribute).
 fn rank(s: &Source) -> u8 {
     match s {
-        Source::Code => 5,
-        Source::Set => 4,
-        Source::Env { .. } => 3,
+        Source::Code => 7,
+        Source::Set => 6,
+        Source::Env { .. } => 5,
+        Source::ConfigCenter {
+            application: true, ..
+        } => 4,
+        Source::ConfigCenter { .. } => 3,
         Source::File { .. } => 2,
         Source::Default => 1,
     }

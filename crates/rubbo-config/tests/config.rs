@@ -102,6 +102,38 @@ fn every_source_in_precedence_order() {
     assert_eq!(src("dubbo.application.k5"), Source::Code);
 }
 
+/// Java's `Environment` order: environment > the config center's application
+/// `dubbo.properties` > its global one > `application.yml` > `dubbo.properties`.
+#[test]
+fn config_center_properties_sit_between_the_environment_and_the_files() {
+    let config = Config::loader()
+        .properties("dubbo.properties", "dubbo.application.k1=props\ndubbo.application.k2=props\ndubbo.application.k3=props\ndubbo.application.k4=props\n")
+        .unwrap()
+        .yaml("application.yml", "dubbo:\n  application:\n    k1: yaml\n    k2: yaml\n    k3: yaml\n    k4: yaml\n")
+        .unwrap()
+        .config_center_properties("dubbo.properties", "dubbo", false, "dubbo.application.k2=global\ndubbo.application.k3=global\ndubbo.application.k4=global\n")
+        .unwrap()
+        .config_center_properties("dubbo.properties", "web", true, "dubbo.application.k3=app\ndubbo.application.k4=app\n")
+        .unwrap()
+        .env_vars(env(&[("DUBBO_APPLICATION_K4", "env")]))
+        .load()
+        .unwrap();
+    let got: Vec<_> = (1..=4)
+        .map(|i| config.get(&format!("dubbo.application.k{i}")).unwrap())
+        .collect();
+    assert_eq!(got, ["yaml", "global", "app", "env"]);
+    let src = config.entry("dubbo.application.k3").unwrap().source.clone();
+    assert_eq!(
+        src,
+        Source::ConfigCenter {
+            entry: "web/dubbo.properties".into(),
+            line: 1,
+            application: true
+        }
+    );
+    assert_eq!(src.to_string(), "config center web/dubbo.properties:1");
+}
+
 #[test]
 fn later_files_of_a_kind_win_and_yaml_beats_properties() {
     let config = Config::loader()

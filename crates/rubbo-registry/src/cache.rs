@@ -237,7 +237,7 @@ impl RegistryCache {
 }
 
 /// Java `Properties.store` escaping (`escape_space` for keys), `\uXXXX` beyond ASCII.
-fn escape_into(out: &mut String, s: &str, escape_space: bool) {
+pub(crate) fn escape_into(out: &mut String, s: &str, escape_space: bool) {
     for (i, c) in s.chars().enumerate() {
         match c {
             ' ' if escape_space || i == 0 => out.push_str("\\ "),
@@ -263,7 +263,7 @@ fn escape_into(out: &mut String, s: &str, escape_space: bool) {
 
 /// Parses a Java properties file (the subset `Properties.store` writes, plus line
 /// continuations).
-fn parse_properties(text: &str) -> Vec<(String, String)> {
+pub(crate) fn parse_properties(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut logical = String::new();
     for line in text.lines() {

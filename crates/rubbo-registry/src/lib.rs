@@ -19,10 +19,11 @@ pub use category::{
     should_register, should_subscribe, subscribe_url,
 };
 pub use dynamic_config::{
-    CONDITION_ROUTER_SUFFIX, CONFIGURATORS_SUFFIX, ConfigChangeEvent, ConfigChangeType, ConfigItem,
-    ConfigurationListener, DEFAULT_GROUP, DynamicConfiguration, DynamicConfigurationFactory,
-    MemoryDynamicConfiguration, SharedConfigListener, SharedDynamicConfiguration,
-    TAG_ROUTER_SUFFIX, process_safely, rule_key, same_config_listener,
+    CACHE_FILE_KEY, CONDITION_ROUTER_SUFFIX, CONFIGURATORS_SUFFIX, CachedDynamicConfiguration,
+    ConfigChangeEvent, ConfigChangeType, ConfigItem, ConfigurationListener, DEFAULT_GROUP,
+    DynamicConfiguration, DynamicConfigurationFactory, MemoryDynamicConfiguration,
+    SharedConfigListener, SharedDynamicConfiguration, TAG_ROUTER_SUFFIX, process_safely, rule_key,
+    same_config_listener,
 };
 pub use error::RegistryError;
 pub use factory::{

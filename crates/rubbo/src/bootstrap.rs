@@ -50,6 +50,7 @@ use crate::registry_protocol::{RegistryProtocol, config_err};
 
 mod app_discovery;
 mod config;
+pub(crate) use config::config_center_url;
 // The QoS side lives in src/qos.rs; as a child module it reads `Inner` as is.
 #[path = "qos.rs"]
 mod qos;
@@ -351,7 +352,7 @@ impl RubboBuilder {
         let cluster = ClusterContext::default();
         let registry_protocol =
             RegistryProtocol::new(protocols.clone(), factories, cluster.clone())
-                .with_config_center(config_center);
+                .with_config_center(config_center.for_application(&self.application));
         let app_discovery = app_discovery::AppDiscovery::new(self.app_discovery, &sessions)?;
         let rubbo = Rubbo {
             inner: Arc::new(Inner {

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use rubbo_common::keys::{self, Check};
 use rubbo_common::{ErrorKind, ExtensionTable, RpcError, Url};
-use rubbo_registry::{DynamicConfigurationFactory, SharedDynamicConfiguration};
+use rubbo_registry::{
+    CachedDynamicConfiguration, DynamicConfigurationFactory, SharedDynamicConfiguration,
+};
 use tokio::sync::OnceCell;
 use tracing::info;
 
@@ -28,6 +30,8 @@ pub(crate) enum Source {
 pub(crate) struct ConfigCenter {
     source: Source,
     cell: Arc<OnceCell<SharedDynamicConfiguration>>,
+    /// The application, which names the default cache file.
+    application: Arc<str>,
 }
 
 impl fmt::Debug for ConfigCenter {
@@ -49,12 +53,22 @@ impl ConfigCenter {
         ConfigCenter {
             source,
             cell: Arc::new(OnceCell::new()),
+            application: Arc::from(""),
         }
+    }
+
+    /// The same config center, for `application` (which names its cache file).
+    pub(crate) fn for_application(mut self, application: &str) -> Self {
+        self.application = Arc::from(application);
+        self
     }
 
     /// The config center, connecting on the first call. `Ok(None)`: none configured.
     /// With `check=true` (default) an unreachable one fails the call (and the next
-    /// call tries again); with `check=false` it is returned while it connects.
+    /// call tries again); with `check=false` it is returned while it connects, and
+    /// answers from its local cache file meanwhile ([`CachedDynamicConfiguration`]:
+    /// the last rules and externalized configuration seen, applied until fresh ones
+    /// come).
     pub(crate) async fn get(&self) -> Result<Option<SharedDynamicConfiguration>, RpcError> {
         let (url, factories) = match &self.source {
             Source::None => return Ok(None),
@@ -84,7 +98,7 @@ impl ConfigCenter {
                         .with_source(e)
                     })?;
                 info!(config_center = %url.address(), "config center connected");
-                Ok::<_, RpcError>(cc)
+                Ok::<_, RpcError>(CachedDynamicConfiguration::wrap(cc, &self.application))
             })
             .await?;
         Ok(Some(cc.clone()))

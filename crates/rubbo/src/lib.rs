@@ -56,11 +56,13 @@ pub mod codegen;
 mod config_center;
 pub mod context;
 pub mod dev_registry;
+pub mod external_config;
 mod generic;
 mod java_type;
 pub mod registry_protocol;
 
 pub use bootstrap::{Rubbo, RubboBuilder, config_center_factories, protocols, registry_factories};
+pub use external_config::load_config;
 pub use generic::GenericClient;
 pub use java_type::JavaType;
 pub use rubbo_common::filter;

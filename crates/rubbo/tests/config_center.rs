@@ -406,3 +406,163 @@ async fn an_unreachable_config_center_with_check_false_starts_and_applies_rules_
     drop(server.four_letter("ruok"));
     server.stop();
 }
+
+/// The config center's local cache file: a consumer that saw a rule, restarted while
+/// the config center is down (`check=false`), runs with that rule from the file at
+/// once; when the config center is back, what it holds then (the rule withdrawn)
+/// applies.
+#[tokio::test]
+async fn a_config_center_down_at_start_serves_the_cached_rules_then_the_fresh_ones() {
+    let server = ZkServer::start();
+    let reg = server.url();
+    let (_p, _) = provider(&reg, "slow", Duration::from_millis(600)).await;
+    let mut cc_server = ZkServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cc.cache");
+    let cc_address = format!(
+        "{}?check=false&timeout=500&cache.file={}",
+        cc_server.url(),
+        cache.display()
+    );
+    let start = || async {
+        let c = Rubbo::builder()
+            .application("gov-consumer")
+            .registry(format!("{reg}?use-as-config-center=false"))
+            .config_center(&cc_address)
+            .param("retries", "0")
+            .param("timeout", "200")
+            .build()
+            .unwrap();
+        let client = GovClient::new(c.refer(&GovClient::SERVICE).await.unwrap());
+        (c, client)
+    };
+    let key = format!("{SERVICE_KEY}.configurators");
+
+    // First run: the rule comes from the config center and lands in the file.
+    let admin = admin(&cc_server).await;
+    publish(
+        &admin,
+        &key,
+        &timeout_rule("service", "org.rubbo.test.Gov:1.0.0", 3000),
+    )
+    .await;
+    let (c1, client) = start().await;
+    wait_timing_out(&client, false, "the rule applies").await;
+    wait_until("the rule is in the cache file", WAIT, || async {
+        // Java properties escaping: `:` is written `\:`.
+        std::fs::read_to_string(&cache)
+            .is_ok_and(|t| t.contains(r"dubbo/org.rubbo.test.Gov\:1.0.0\:.configurators="))
+    })
+    .await;
+    c1.shutdown().await;
+    drop(client);
+    admin.close().await;
+
+    // Second run with the config center down: the cached rule holds from the start.
+    cc_server.stop();
+    let (_c2, client) = start().await;
+    for _ in 0..3 {
+        assert!(
+            !times_out(&client).await,
+            "the cached rule applies while the config center is down"
+        );
+    }
+
+    // The config center comes back; withdrawing the rule there takes effect.
+    cc_server.start_again();
+    let admin = self::admin(&cc_server).await;
+    admin.remove_config(&key, "dubbo").await.unwrap();
+    wait_timing_out(
+        &client,
+        true,
+        "the fresh state (no rule) applies once it is back",
+    )
+    .await;
+    wait_until("the file follows", WAIT, || async {
+        std::fs::read_to_string(&cache).is_ok_and(|t| !t.contains(".configurators"))
+    })
+    .await;
+}
+
+/// Java's externalized configuration: `dubbo.properties` in group `dubbo` and in the
+/// application's group, read from ZooKeeper at start, beat the YAML file; the
+/// application's beats the global one; the environment beats both.
+#[tokio::test]
+async fn externalized_configuration_comes_from_the_config_center() {
+    let cc_server = ZkServer::start();
+    let admin = admin(&cc_server).await;
+    admin
+        .publish_config(
+            "dubbo.properties",
+            "dubbo",
+            "dubbo.consumer.timeout=1111\ndubbo.consumer.retries=7\ndubbo.provider.weight=5\n",
+        )
+        .await
+        .unwrap();
+    admin
+        .publish_config(
+            "dubbo.properties",
+            "ext-app",
+            "dubbo.consumer.timeout=2222\n",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        admin.path("dubbo.properties", "ext-app"),
+        "/dubbo/config/ext-app/dubbo.properties"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "dubbo:\n  application:\n    name: ext-app\n  config-center:\n    address: {}?cache.file={}\n  consumer:\n    timeout: 999\n    retries: 1\n    loadbalance: random\n  provider:\n    weight: 1\n",
+        cc_server.url(),
+        dir.path().join("cc.cache").display()
+    );
+    let loader = || {
+        rubbo::config::Config::loader()
+            .yaml("application.yml", &yaml)
+            .unwrap()
+            .env_vars([("DUBBO_PROVIDER_WEIGHT".to_owned(), "9".to_owned())])
+    };
+    let config = rubbo::load_config(loader()).await.unwrap();
+    assert_eq!(
+        config.get("dubbo.consumer.timeout"),
+        Some("2222"),
+        "the application's beats the global"
+    );
+    assert_eq!(
+        config.get("dubbo.consumer.retries"),
+        Some("7"),
+        "the global beats the YAML"
+    );
+    assert_eq!(
+        config.get("dubbo.consumer.loadbalance"),
+        Some("random"),
+        "the YAML where nothing else says"
+    );
+    assert_eq!(
+        config.get("dubbo.provider.weight"),
+        Some("9"),
+        "the environment beats the config center"
+    );
+    assert_eq!(
+        config
+            .entry("dubbo.consumer.timeout")
+            .unwrap()
+            .source
+            .to_string(),
+        "config center ext-app/dubbo.properties:1"
+    );
+    // And it drives the application.
+    let app = Rubbo::from_config(&config).unwrap();
+    assert_eq!(app.application(), "ext-app");
+
+    // Without a config center, the files alone.
+    let plain = rubbo::load_config(
+        rubbo::config::Config::loader()
+            .yaml("a.yml", "dubbo:\n  consumer:\n    timeout: 5\n")
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(plain.get("dubbo.consumer.timeout"), Some("5"));
+}

@@ -289,3 +289,92 @@ async fn a_disabled_provider_is_dropped_by_consumers_with_no_failed_call() {
     assert!(calls.load(Ordering::SeqCst) > 0);
     assert_eq!(failures.load(Ordering::SeqCst), 0, "no call failed");
 }
+
+/// A rule changing what the provider's own side reads (`tps`, which the provider's
+/// TPS filter takes from the exported URL) exports the service again, as Java's
+/// `RegistryProtocol.reExport` does: the limit holds at once, on the same port; and
+/// withdrawing the rule exports it without the limit.
+#[tokio::test]
+async fn a_provider_side_parameter_exports_the_service_again() {
+    let server = ZkServer::start();
+    let reg = server.url();
+    let (_p, port) = provider(&reg, "p0").await;
+    let registry = ZookeeperRegistry::connect(reg.parse().unwrap())
+        .await
+        .unwrap();
+    let admin = admin(&server).await;
+    let c = Rubbo::builder()
+        .application("pgov-consumer")
+        .registry(format!("{reg}?use-as-config-center=false"))
+        .param("retries", "0")
+        .build()
+        .unwrap();
+    let client = ProviderGovClient::new(c.refer(&ProviderGovClient::SERVICE).await.unwrap());
+    for _ in 0..5 {
+        assert_eq!(client.id().await.unwrap(), "p0");
+    }
+
+    let key = format!("{RULE_KEY}.configurators");
+    publish(
+        &admin,
+        &key,
+        &provider_rule(
+            "service",
+            "org.rubbo.test.ProviderGov:1.0.0",
+            port,
+            "tps: 2, tps.interval: 600000",
+        ),
+    )
+    .await;
+    wait_until("the rule is registered", WAIT, || async {
+        registered_one(&registry, port)
+            .await
+            .is_some_and(|u| u.get_param("tps") == Some("2"))
+    })
+    .await;
+    // The export is replaced before the registration: from now on exactly 2 calls
+    // in the interval pass, the next are refused by the provider. (The consumer may
+    // briefly list no provider while the node is replaced, unregister then register
+    // as in Java: such calls never reach the provider and are not counted.)
+    let mut refused = 0;
+    let mut passed = 0;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while refused < 4 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "tps never refused a call"
+        );
+        match client.id().await {
+            Ok(_) => passed += 1,
+            Err(e) if e.kind() == rubbo::ErrorKind::LimitExceeded => refused += 1,
+            Err(e) if e.kind() == rubbo::ErrorKind::NoProvider => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("unexpected error {e}"),
+        }
+    }
+    assert_eq!(passed, 2, "tps=2 holds on the provider");
+
+    admin.remove_config(&key, "dubbo").await.unwrap();
+    wait_until("the rule is withdrawn", WAIT, || async {
+        registered_one(&registry, port)
+            .await
+            .is_some_and(|u| u.get_param("tps").is_none())
+    })
+    .await;
+    // Ten calls in a row pass: impossible under tps=2.
+    wait_until("no limit after withdrawal", WAIT, || async {
+        for _ in 0..10 {
+            if client.id().await.is_err() {
+                return false;
+            }
+        }
+        true
+    })
+    .await;
+    assert_eq!(
+        registered_one(&registry, port).await.map(|u| u.port()),
+        Some(port),
+        "same server, same port"
+    );
+}

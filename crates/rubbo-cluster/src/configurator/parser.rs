@@ -6,6 +6,7 @@ use rubbo_common::Url;
 use rubbo_common::keys::{self, ANYHOST_VALUE};
 use serde_yaml_ng::Value as Yaml;
 
+use super::{ConditionMatch, Configurator};
 use crate::ClusterError;
 use crate::router::condition::rule::{yaml_bool, yaml_str};
 
@@ -82,11 +83,50 @@ fn service_part(service: &str) -> Result<String, ClusterError> {
 /// assert_eq!(u.get_param("configVersion"), Some("v3.0"));
 /// ```
 pub fn parse_configurators(raw: &str) -> Result<Vec<Url>, ClusterError> {
+    Ok(parse(raw)?.into_iter().map(|(u, _)| u).collect())
+}
+
+/// Parses an override rule as [`parse_configurators`] does, keeping each item's v3.0
+/// `match` condition with its rules (Java's `MATCH_CONDITION` URL attribute); URLs of
+/// another protocol than `override://` / `absent://` are left out.
+///
+/// ```
+/// use rubbo_cluster::configurator::{RuleSide, parse_rules};
+/// use rubbo_common::Url;
+/// let rules = parse_rules(r#"
+/// configVersion: v3.0
+/// key: org.demo.Greeter
+/// configs:
+///   - side: consumer
+///     match:
+///       param:
+///         - key: region
+///           value: {exact: hz}
+///     parameters: {timeout: 6000}
+/// "#).unwrap();
+/// let on = RuleSide::Consumer { host: "10.0.0.9", application: None };
+/// let hz = Url::parse("dubbo://10.0.0.1:20880/org.demo.Greeter?region=hz").unwrap();
+/// let sh = Url::parse("dubbo://10.0.0.2:20880/org.demo.Greeter?region=sh").unwrap();
+/// assert_eq!(rules[0].configure(&hz, on).get_param("timeout"), Some("6000"));
+/// assert_eq!(rules[0].configure(&sh, on).get_param("timeout"), None);
+/// ```
+pub fn parse_rules(raw: &str) -> Result<Vec<Configurator>, ClusterError> {
+    Ok(parse(raw)?
+        .into_iter()
+        .filter_map(|(u, m)| Configurator::from_url(&u).map(|c| c.with_condition(m)))
+        .collect())
+}
+
+fn parse(raw: &str) -> Result<Vec<(Url, Option<ConditionMatch>)>, ClusterError> {
     if let Ok(list) = serde_json::from_str::<Vec<String>>(raw.trim()) {
         if !list.is_empty() {
             return list
                 .iter()
-                .map(|u| Url::parse(u).map_err(|e| invalid(format!("bad url {u}: {e}"))))
+                .map(|u| {
+                    Url::parse(u)
+                        .map(|u| (u, None))
+                        .map_err(|e| invalid(format!("bad url {u}: {e}")))
+                })
                 .collect();
         }
     }
@@ -113,6 +153,7 @@ pub fn parse_configurators(raw: &str) -> Result<Vec<Url>, ClusterError> {
             addresses.push(ANYHOST_VALUE.to_owned());
         }
         let side = yaml_str(item, "side");
+        let condition = ConditionMatch::from_yaml(item.get("match"))?;
         let mut params = format!("category={DYNAMIC_CONFIGURATORS_CATEGORY}");
         if let Some(side) = &side {
             params.push_str(&format!("&side={side}"));
@@ -163,7 +204,7 @@ pub fn parse_configurators(raw: &str) -> Result<Vec<Url>, ClusterError> {
                          &category={APP_DYNAMIC_CONFIGURATORS_CATEGORY}&configVersion={config_version}",
                         service_part(s)?
                     );
-                    urls.push(parse_url(&text)?);
+                    urls.push((parse_url(&text)?, condition.clone()));
                 }
             } else {
                 let base = format!(
@@ -172,10 +213,13 @@ pub fn parse_configurators(raw: &str) -> Result<Vec<Url>, ClusterError> {
                 );
                 let apps = yaml_list(item, "applications")?;
                 if apps.is_empty() {
-                    urls.push(parse_url(&base)?);
+                    urls.push((parse_url(&base)?, condition.clone()));
                 } else {
                     for app in &apps {
-                        urls.push(parse_url(&format!("{base}&application={app}"))?);
+                        urls.push((
+                            parse_url(&format!("{base}&application={app}"))?,
+                            condition.clone(),
+                        ));
                     }
                 }
             }

@@ -4,34 +4,36 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use rubbo_common::Url;
-use rubbo_common::keys::protocols;
+use rubbo_common::keys::{self, protocols};
 use tracing::debug;
 
-use super::Configurator;
+use super::{Configurator, RuleSide};
 
 /// The dynamic configuration rules in force for one reference, replaced as a whole by
 /// whichever source publishes them (a registry's `configurators` category, a config
 /// center), and laid over URLs in order. Reads take no lock.
 ///
 /// ```
-/// use rubbo_cluster::configurator::Configurators;
+/// use rubbo_cluster::configurator::{Configurators, RuleSide};
 /// use rubbo_common::Url;
 ///
 /// let rules = Configurators::default();
 /// let provider = Url::parse("dubbo://10.0.0.1:20880/org.demo.Greeter?weight=100").unwrap();
+/// let on = RuleSide::Consumer { host: "10.0.0.9", application: None };
 ///
 /// rules.replace_urls(&[
-///     Url::parse("override://10.0.0.1/org.demo.Greeter?weight=200").unwrap(),
+///     // For the provider on port 20880 of 10.0.0.1 (a legacy rule with a port).
+///     Url::parse("override://10.0.0.1:20880/org.demo.Greeter?weight=200").unwrap(),
 ///     Url::parse("absent://0.0.0.0/org.demo.Greeter?weight=1&timeout=5000").unwrap(),
 /// ]);
-/// let configured = rules.configure(&provider, None);
+/// let configured = rules.configure(&provider, on);
 /// assert_eq!(configured.get_param("weight"), Some("200"));
 /// assert_eq!(configured.get_param("timeout"), Some("5000"));
 ///
 /// // An `empty://` list (the registry's "no rule left") clears the set.
 /// rules.replace_urls(&[Url::parse("empty://0.0.0.0/org.demo.Greeter?category=configurators").unwrap()]);
 /// assert!(rules.is_empty());
-/// assert_eq!(rules.configure(&provider, None), provider);
+/// assert_eq!(rules.configure(&provider, on), provider);
 /// ```
 #[derive(Debug, Default)]
 pub struct Configurators {
@@ -44,8 +46,20 @@ impl Configurators {
         Self::default()
     }
 
-    /// Replaces every rule with `rules`, in the order they apply.
-    pub fn replace(&self, rules: Vec<Configurator>) {
+    /// Replaces every rule with `rules`, sorted as Java's `Configurator.compareTo`
+    /// does (by host as text, then `priority`; a stable sort keeps the given order
+    /// otherwise), which is the order they apply in.
+    pub fn replace(&self, mut rules: Vec<Configurator>) {
+        rules.sort_by(|a, b| {
+            let (a, b) = (a.url(), b.url());
+            a.host()
+                .unwrap_or("")
+                .cmp(b.host().unwrap_or(""))
+                .then_with(|| {
+                    a.get_int(keys::PRIORITY_KEY, 0)
+                        .cmp(&b.get_int(keys::PRIORITY_KEY, 0))
+                })
+        });
         self.rules.store(Arc::new(rules));
     }
 
@@ -83,13 +97,14 @@ impl Configurators {
         self.rules.load().is_empty()
     }
 
-    /// `url` with every matching rule laid over it, in order (see
-    /// [`Configurator::configure`]); `application` is the consumer's application.
-    pub fn configure(&self, url: &Url, application: Option<&str>) -> Url {
+    /// `url` with every rule matching on `side` laid over it, in order (see
+    /// [`Configurator::configure`]), each matched against the URL the ones before it
+    /// left, as in Java's `RegistryDirectory.overrideWithConfigurators`.
+    pub fn configure(&self, url: &Url, side: RuleSide<'_>) -> Url {
         let rules = self.rules.load();
         let mut out = url.clone();
         for rule in rules.iter() {
-            out = rule.configure(&out, application);
+            out = rule.configure(&out, side);
         }
         out
     }

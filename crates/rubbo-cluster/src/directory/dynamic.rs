@@ -12,7 +12,7 @@ use rubbo_common::keys::{
 };
 use rubbo_common::resolve::merge_provider_url;
 use rubbo_common::{BoxInvoker, Invocation, Url};
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use super::{Directory, InvokerFactory};
 use crate::{RouterChain, RpcStatus, StatusInvoker};
@@ -84,10 +84,28 @@ impl DynamicDirectory {
         &self.chain
     }
 
-    /// Replaces the provider list with `urls` (the complete current list).
+    /// Replaces the provider list with `urls` (the complete current list), with Java
+    /// 3.3's `RegistryDirectory.refreshInvoker` rules for lists left empty:
+    ///
+    /// - an `empty://` URL (the registry's "no provider left") destroys every invoker:
+    ///   the directory is empty until the next list;
+    /// - an empty list without `empty://` keeps the invokers as they are (Java's
+    ///   "empty protection");
+    /// - a list none of whose URLs gives an invoker (every one of another protocol than
+    ///   the consumer accepts, not a provider URL, or failing to refer) keeps the
+    ///   invokers as they are too, with an error log.
+    ///
+    /// Routing is not the directory's business: a route leaving no provider for a call
+    /// fails that call (`force`) or falls back, and the invokers stay.
     pub async fn notify(&self, urls: Vec<Url>) {
         let mut by_url = self.by_url.lock().await;
-        if urls.is_empty() || urls.iter().any(|u| u.protocol() == Some(protocols::EMPTY)) {
+        if urls.is_empty() {
+            if !by_url.is_empty() {
+                warn!(consumer = %self.consumer.service_key(), kept = by_url.len(), "empty provider list without empty://: the providers are kept (empty protection)");
+            }
+            return;
+        }
+        if urls.iter().any(|u| u.protocol() == Some(protocols::EMPTY)) {
             info!(consumer = %self.consumer.service_key(), "provider list emptied");
             self.snapshot.store(Arc::new(Vec::new()));
             for (_, inv) in by_url.drain() {
@@ -146,6 +164,10 @@ impl DynamicDirectory {
             .iter()
             .filter_map(|u| by_url.get(u).cloned())
             .collect();
+        if list.is_empty() && !by_url.is_empty() {
+            error!(consumer = %self.consumer.service_key(), listed = wanted.len(), kept = by_url.len(), "no invoker from the provider list: the providers are kept");
+            return;
+        }
         self.snapshot.store(Arc::new(list));
         for url in removed {
             if let Some(inv) = by_url.remove(&url) {

@@ -58,6 +58,20 @@ impl CompiledRegex {
 }
 
 impl StringMatch {
+    /// The `StringMatch` of a YAML mapping (`exact`, `prefix`, `regex`, `wildcard`,
+    /// `empty`, `noempty`); anything else matches nothing.
+    pub(crate) fn from_yaml(v: &Yaml) -> Self {
+        StringMatch {
+            exact: yaml_str(v, "exact"),
+            prefix: yaml_str(v, "prefix"),
+            regex: yaml_str(v, "regex"),
+            wildcard: yaml_str(v, "wildcard"),
+            empty: yaml_str(v, "empty"),
+            noempty: yaml_str(v, "noempty"),
+            ..StringMatch::default()
+        }
+    }
+
     /// Java's `StringMatch.isMatch`.
     pub fn is_match(&self, input: Option<&str>) -> bool {
         if let (Some(e), Some(i)) = (&self.exact, input) {
@@ -181,16 +195,10 @@ impl TagRule {
                         let Some(key) = yaml_str(m, "key") else {
                             continue;
                         };
-                        let v = m.get("value").cloned().unwrap_or(Yaml::Null);
-                        let sm = StringMatch {
-                            exact: yaml_str(&v, "exact"),
-                            prefix: yaml_str(&v, "prefix"),
-                            regex: yaml_str(&v, "regex"),
-                            wildcard: yaml_str(&v, "wildcard"),
-                            empty: yaml_str(&v, "empty"),
-                            noempty: yaml_str(&v, "noempty"),
-                            ..StringMatch::default()
-                        };
+                        let sm = m
+                            .get("value")
+                            .map(StringMatch::from_yaml)
+                            .unwrap_or_default();
                         tag.matches.push((key, sm));
                     }
                 }

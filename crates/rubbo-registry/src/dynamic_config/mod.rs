@@ -3,6 +3,7 @@
 //! (override, condition and tag routes) live here, in group [`DEFAULT_GROUP`], under
 //! the keys [`rule_key`] builds.
 
+mod cache;
 mod memory;
 
 use std::fmt;
@@ -15,6 +16,7 @@ use tracing::error;
 
 use crate::RegistryResult;
 
+pub use cache::{CACHE_FILE_KEY, CachedDynamicConfiguration};
 pub use memory::MemoryDynamicConfiguration;
 
 /// The group governance rules live in (Java's `DynamicConfiguration.DEFAULT_GROUP`).

@@ -140,7 +140,7 @@ impl RubboBuilder {
 
 /// The config center URL of `dubbo.config-center.address` with its `namespace`,
 /// `group`, `timeout` and `check` (a scheme-less address is ZooKeeper's).
-fn config_center_url(
+pub(crate) fn config_center_url(
     address: &str,
     attributes: &std::collections::BTreeMap<String, String>,
 ) -> String {

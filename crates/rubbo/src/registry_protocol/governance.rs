@@ -15,7 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use rubbo_cluster::configurator::parse_configurators;
+use rubbo_cluster::configurator::{RuleSide, parse_rules};
 use rubbo_cluster::router::{ConditionRule, ConditionRuleRouter, TagRule};
 use rubbo_cluster::{Configurators, RouterChain};
 use rubbo_common::Url;
@@ -36,10 +36,12 @@ pub(super) struct RuleSets {
 }
 
 impl RuleSets {
-    pub(super) fn configure(&self, url: &Url, application: Option<&str>) -> Url {
-        let url = self.registry.configure(url, application);
-        let url = self.app.configure(&url, application);
-        self.service.configure(&url, application)
+    /// `url` re-shaped for the consumer at `host` of `application`.
+    pub(super) fn configure(&self, url: &Url, host: &str, application: Option<&str>) -> Url {
+        let side = RuleSide::Consumer { host, application };
+        let url = self.registry.configure(url, side);
+        let url = self.app.configure(&url, side);
+        self.service.configure(&url, side)
     }
 }
 
@@ -82,10 +84,8 @@ impl Target {
                 if withdrawn {
                     set.replace(Vec::new());
                 } else {
-                    match parse_configurators(content) {
-                        Ok(urls) => {
-                            set.replace_urls(&urls);
-                        }
+                    match parse_rules(content) {
+                        Ok(rules) => set.replace(rules),
                         Err(e) => {
                             warn!(key, error = %e, "bad override rule ignored; the previous rule stays");
                             return;

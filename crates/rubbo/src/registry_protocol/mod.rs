@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
-use exporter::{Registered, RegistryExporter};
+use exporter::{Registered, RegistryExporter, ServerExport};
 use governance::{Governance, RuleSets};
 use invoker::RegistryInvoker;
 use provider_rules::ProviderRules;
@@ -145,6 +145,7 @@ impl RegistryProtocol {
         registry: SharedRegistry,
         inner: Box<dyn Exporter>,
         provider: Url,
+        server: Option<Arc<ServerExport>>,
     ) -> Result<Box<dyn Exporter>, RpcError> {
         let rules = match self.config_center.get().await? {
             Some(cc) => Some(ProviderRules::start(cc, &provider).await),
@@ -165,7 +166,7 @@ impl RegistryProtocol {
         }
         let registration = Arc::new(Registration::new(registry, provider, configured, register));
         if let Some(r) = &rules {
-            r.follow(registration.clone());
+            r.follow(registration.clone(), server.clone());
         }
         if register {
             self.book.add_registration(registration.clone());
@@ -175,6 +176,7 @@ impl RegistryProtocol {
             registration,
             book: self.book.clone(),
             rules,
+            server,
         }))
     }
 
@@ -187,7 +189,7 @@ impl RegistryProtocol {
         provider: Url,
     ) -> Result<Box<dyn Exporter>, RpcError> {
         let registry = self.registry(registry_url).await?;
-        self.registered_exporter(registry, Box::new(Registered(exported)), provider)
+        self.registered_exporter(registry, Box::new(Registered(exported)), provider, None)
             .await
     }
 
@@ -200,6 +202,9 @@ impl RegistryProtocol {
         let consumer = consumer_url(&url)?;
         let registry = self.registry(&url).await?;
         let application = consumer.get_param(keys::APPLICATION_KEY).map(str::to_owned);
+        // The consumer's own address, which consumer-side override rules may name
+        // (Java's `NetUtils.getLocalHost()`).
+        let host = consumer.host().unwrap_or("127.0.0.1").to_owned();
 
         // Dynamic configuration: override rules change the URL each provider is listed
         // under (so a change re-refers it), and are laid again over the URL merged with
@@ -209,9 +214,10 @@ impl RegistryProtocol {
             let protocols = self.protocols.clone();
             let rules = rules.clone();
             let application = application.clone();
+            let host = host.clone();
             Arc::new(move |u: Url| {
                 let protocols = protocols.clone();
-                let u = rules.configure(&u, application.as_deref());
+                let u = rules.configure(&u, &host, application.as_deref());
                 Box::pin(async move {
                     let name = u.protocol().unwrap_or(keys::defaults::PROTOCOL).to_owned();
                     let p = protocols
@@ -253,6 +259,7 @@ impl RegistryProtocol {
             rules,
             routers,
             application,
+            host,
             governance,
         };
         let (mut subscription, first) = Subscription::start(
@@ -345,6 +352,7 @@ impl Protocol for RegistryProtocol {
                 .get(name)
                 .map_err(|e| config_err(e.to_string()))?;
             let registry = this.registry(&reg_url).await?;
+            let origin = invoker.clone();
             let exporter = protocol
                 .export(Arc::new(WithUrl {
                     inner: invoker,
@@ -352,7 +360,8 @@ impl Protocol for RegistryProtocol {
                 }))
                 .await?;
             let registered = exporter.url();
-            this.registered_exporter(registry, exporter, registered)
+            let server = ServerExport::new(protocol, origin, provider, registered.clone());
+            this.registered_exporter(registry, exporter, registered, Some(server))
                 .await
         })
     }

@@ -9,12 +9,13 @@
 //! the registered one (unregister the old, register the new: Java's `reExport`), and
 //! withdrawing every rule registers the exported URL again.
 //!
-//! Only rules meant for providers apply, as in Java's `AbstractConfigurator`: a
-//! `configVersion` rule with `side: provider` (or no side), whose `providerAddresses`
-//! (when given) name this provider, whose service is `*` or this service's, and
-//! whose `application` (when given) is the provider's. A legacy rule (no
-//! `configVersion`) applies when its port is this provider's, or when it has no port
-//! and its host is `0.0.0.0`.
+//! Only rules meant for providers apply, as in Java's `AbstractConfigurator`
+//! ([`RuleSide::Provider`]): a `configVersion` rule with `side: provider`, whose host
+//! (`addresses`) is `0.0.0.0` or this provider's, whose `providerAddresses` (when
+//! given) name this provider, whose service is `*` or this service's, whose
+//! `application` (when given) is the provider's, and whose v3.0 `match` holds. A
+//! legacy rule (no `configVersion`) applies when its port is this provider's, or when
+//! it has no port and its host is `0.0.0.0`.
 //!
 //! A rule `disabled: true` (Dubbo Admin's "disable provider") is applied like any
 //! other: the provider stays registered with `disabled=true`, and consumers (Java's
@@ -26,9 +27,11 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use rubbo_cluster::Configurators;
+#[cfg(test)]
 use rubbo_cluster::configurator::Configurator;
+use rubbo_cluster::configurator::RuleSide;
 use rubbo_common::Url;
-use rubbo_common::keys::{self, ANY_VALUE, ANYHOST_VALUE};
+use rubbo_common::keys;
 use rubbo_registry::{
     CONFIGURATORS_SUFFIX, DEFAULT_GROUP, SharedConfigListener, SharedDynamicConfiguration, rule_key,
 };
@@ -36,6 +39,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
+use super::exporter::ServerExport;
 use super::governance::Target;
 use super::registration::Registration;
 
@@ -54,51 +58,15 @@ impl ProviderSets {
     /// `origin` re-shaped by the rules meant for it: the application's, then the
     /// service's.
     fn configure(&self, origin: &Url) -> Url {
-        let application = origin.get_param(keys::APPLICATION_KEY);
-        let mut url = origin.clone();
-        for set in [&self.app, &self.service] {
-            for rule in set.rules().iter() {
-                if applies_to_provider(rule, origin) {
-                    url = rule.configure(&url, application);
-                }
-            }
-        }
-        url
+        let url = self.app.configure(origin, RuleSide::Provider);
+        self.service.configure(&url, RuleSide::Provider)
     }
 }
 
 /// Whether `rule` is meant for the provider `provider` (see the [module docs](self)).
+#[cfg(test)]
 fn applies_to_provider(rule: &Configurator, provider: &Url) -> bool {
-    let r = rule.url();
-    let versioned = r
-        .get_param(keys::CONFIG_VERSION_KEY)
-        .is_some_and(|v| !v.is_empty());
-    if !versioned {
-        // Java's `configureDeprecated`: a rule with no port is for consumers unless
-        // its host is 0.0.0.0.
-        return r.port() != 0 || r.host() == Some(ANYHOST_VALUE);
-    }
-    let side = r.get_param(keys::SIDE_KEY).unwrap_or(keys::PROVIDER_SIDE);
-    if side != keys::PROVIDER_SIDE {
-        return false;
-    }
-    if let Some(list) = r
-        .get_param(keys::OVERRIDE_PROVIDERS_KEY)
-        .filter(|l| !l.is_empty())
-    {
-        let address = provider.address();
-        let host = provider.host().unwrap_or("");
-        let any_port = format!("{ANYHOST_VALUE}:{ANY_VALUE}");
-        let this_port = format!("{ANYHOST_VALUE}:{}", provider.port());
-        let named = list.split(',').map(str::trim).any(|a| {
-            a == address || a == ANYHOST_VALUE || a == any_port || a == this_port || a == host
-        });
-        if !named {
-            return false;
-        }
-    }
-    let service = r.service_key();
-    r.path() == Some(ANY_VALUE) || service == ANY_VALUE || service == provider.service_key()
+    rule.matches(provider, RuleSide::Provider)
 }
 
 /// The config center listeners of one exported service and the task re-registering
@@ -166,9 +134,14 @@ impl ProviderRules {
         self.sets.configure(origin)
     }
 
-    /// Spawns the task that re-registers `registration` after every rule change,
-    /// until [`close`](Self::close). Call once.
-    pub(super) fn follow(self: &Arc<Self>, registration: Arc<Registration>) {
+    /// Spawns the task that re-registers `registration` after every rule change (and
+    /// first exports `server` again when the change [needs
+    /// it](super::exporter::needs_reexport)), until [`close`](Self::close). Call once.
+    pub(super) fn follow(
+        self: &Arc<Self>,
+        registration: Arc<Registration>,
+        server: Option<Arc<ServerExport>>,
+    ) {
         let Some(mut rx) = self.changes.lock().take() else {
             return;
         };
@@ -193,6 +166,11 @@ impl ProviderRules {
                 while rx.try_recv().is_ok() {}
                 let url = this.configure(registration.origin());
                 retry = false;
+                if let Some(server) = &server {
+                    if let Err(e) = server.reexport_if_needed(&url).await {
+                        warn!(provider = %registration.origin().address(), error = %e, "exporting the provider again failed; it serves with its previous URL");
+                    }
+                }
                 match registration.reexport(url).await {
                     Ok(changed) => {
                         debug!(provider = %registration.origin().address(), changed, "override rules applied to the provider");

@@ -39,6 +39,8 @@ pub(super) struct Feeds {
     pub(super) governance: Option<Arc<Governance>>,
     /// The consumer's application, which override rules may name.
     pub(super) application: Option<String>,
+    /// The consumer's own address, which consumer-side override rules may name.
+    pub(super) host: String,
 }
 
 /// A running subscription and the handle on its task. Dropping it cancels the task
@@ -226,7 +228,7 @@ impl Task {
             // reading) is left out, as Java's `RegistryDirectory.toInvokers` does.
             let listed: Vec<Url> = list
                 .iter()
-                .map(|p| self.feeds.rules.configure(p, application))
+                .map(|p| self.feeds.rules.configure(p, &self.feeds.host, application))
                 .filter(|u| {
                     let enabled = is_enabled(u);
                     if !enabled {

@@ -1,8 +1,14 @@
 //! Governance rules written by Java into a real ZooKeeper, seen by a Rust consumer
 //! (interop cell 9): a service-scope override rule changes its timeout, a condition
-//! route moves it away from one provider, and deleting each rule restores the
-//! behaviour. The rules are written by Java Dubbo's own `DynamicConfiguration`
-//! (`run-java.sh RuleWriter`), so their path and bytes are Java's.
+//! route moves it away from one provider, the provider application's tag route sends
+//! calls carrying `dubbo.tag` to the tagged provider only, and deleting each rule
+//! restores the behaviour. The rules are written by Java Dubbo's own
+//! `DynamicConfiguration` (`run-java.sh RuleWriter`), so their path and bytes are Java's.
+//!
+//! With `--compare-java ADDR --compare-rust ADDR` it instead compares the URLs a Java
+//! and a Rust provider (configured by the same application.yml) registered in the
+//! registry: it lists the keys that differ and checks that the keys a consumer relies
+//! on are equal.
 //!
 //! Run with: `interop-rules --registry zookeeper://127.0.0.1:2181 --rule-writer
 //! interop/java/run-java.sh --avoid 127.0.0.1:20880 --keep 127.0.0.1:20881`, with two
@@ -45,6 +51,15 @@ struct Args {
     /// Bound on each wait for a rule to take effect, in ms.
     #[arg(long, default_value_t = 30_000)]
     wait: u64,
+    /// The providers' application (whose `{app}.tag-router` is their tag route).
+    #[arg(long, default_value = "interop-provider")]
+    provider_app: String,
+    /// Compare mode: the Java provider's address (host:port) in the registry.
+    #[arg(long, requires = "compare_rust")]
+    compare_java: Option<String>,
+    /// Compare mode: the Rust provider's address (host:port) in the registry.
+    #[arg(long, requires = "compare_java")]
+    compare_rust: Option<String>,
 }
 
 /// Writes (`Some(content)`) or deletes `key` through Java's `RuleWriter` (bounded).
@@ -238,6 +253,174 @@ async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Resul
         }
         Err(e) => report.record("condition-route/withdrawn", Err(e)),
     }
+
+    // Tag route of the provider application (Java's TagStateRouter): the `keep`
+    // provider is in tag `gray`; calls with attachment dubbo.tag=gray go only there,
+    // calls without a tag only to the untagged provider; deleting the rule restores.
+    let tag_key = format!("{}.tag-router", args.provider_app);
+    let tag_rule = format!(
+        "configVersion: v3.0\nforce: false\nenabled: true\nruntime: true\nkey: {}\ntags:\n  - name: gray\n    addresses: [\"{}\"]\n",
+        args.provider_app, args.keep
+    );
+    let tagged = client.clone().with_attachment("dubbo.tag", "gray");
+    let only_avoid: HashSet<String> = [args.avoid.clone()].into();
+    match java_rule(args, zk, &tag_key, Some(&tag_rule)).await {
+        Ok(()) => {
+            let routed = eventually(wait, || async {
+                reached(&tagged, 10).await.as_ref() == Some(&only_keep)
+            })
+            .await
+                && reached(&tagged, 40).await.as_ref() == Some(&only_keep);
+            report.record(
+                "tag-route/tagged-calls-to-the-tagged-provider",
+                routed
+                    .then_some(())
+                    .ok_or_else(|| format!("dubbo.tag=gray calls still reach {}", args.avoid)),
+            );
+            let untagged = reached(&client, 40).await;
+            report.record(
+                "tag-route/untagged-calls-to-the-untagged-provider",
+                (untagged.as_ref() == Some(&only_avoid))
+                    .then_some(())
+                    .ok_or_else(|| format!("untagged calls reached {untagged:?}")),
+            );
+        }
+        Err(e) => report.record("tag-route/tagged-calls-to-the-tagged-provider", Err(e)),
+    }
+    match java_rule(args, zk, &tag_key, None).await {
+        Ok(()) => {
+            let back = eventually(wait, || async {
+                reached(&tagged, 20).await.as_ref() == Some(&both)
+                    && reached(&client, 20).await.as_ref() == Some(&both)
+            })
+            .await;
+            report.record(
+                "tag-route/withdrawn",
+                back.then_some(())
+                    .ok_or_else(|| "calls never reached both providers again".to_owned()),
+            );
+        }
+        Err(e) => report.record("tag-route/withdrawn", Err(e)),
+    }
+    Ok(())
+}
+
+/// The keys a consumer reads from a provider URL, which the same configuration must
+/// give equal values on both sides (the service's identity, the defaults the
+/// configuration sets, and what the consumer's cluster reads).
+const RELIED_ON: &[&str] = &[
+    "application",
+    "interface",
+    "version",
+    "side",
+    "methods",
+    "timeout",
+    "retries",
+    "loadbalance",
+    "weight",
+    "cluster",
+    "serialization",
+    "deprecated",
+    "dynamic",
+];
+
+/// Compare mode: the registered URLs of the Java and the Rust provider.
+async fn compare(args: &Args, java: &str, rust: &str, report: &mut Report) -> Result<()> {
+    let registry_url = Url::parse(&args.registry).context("--registry")?;
+    let registry = rubbo_registry_zookeeper::ZookeeperRegistry::connect(registry_url)
+        .await
+        .context("connect to the registry")?;
+    let consumer = Url::parse(
+        "consumer://127.0.0.1/org.rubbo.interop.InteropService?interface=org.rubbo.interop.InteropService&version=1.0.0&side=consumer",
+    )?;
+    let wait = Duration::from_millis(args.wait);
+    let deadline = Instant::now() + wait;
+    let found = loop {
+        let urls =
+            rubbo_registry::Registry::lookup(&registry, rubbo_registry::subscribe_url(&consumer))
+                .await
+                .unwrap_or_default();
+        let by = |addr: &str| {
+            urls.iter()
+                .find(|u| u.protocol() == Some("dubbo") && u.address() == addr)
+                .cloned()
+        };
+        if let (Some(j), Some(r)) = (by(java), by(rust)) {
+            break Some((j, r));
+        }
+        if Instant::now() >= deadline {
+            break None;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let Some((j, r)) = found else {
+        report.record(
+            "same-yaml/both-registered",
+            Err(format!("{java} and {rust} not both registered")),
+        );
+        return Ok(());
+    };
+    report.record("same-yaml/both-registered", Ok(()));
+    let keys = |u: &Url| -> std::collections::BTreeSet<String> {
+        u.params().iter().map(|(k, _)| k.to_string()).collect()
+    };
+    let (jk, rk) = (keys(&j), keys(&r));
+    let only_java: Vec<&String> = jk.difference(&rk).collect();
+    let only_rust: Vec<&String> = rk.difference(&jk).collect();
+    println!("INFO same-yaml keys only in Java's URL: {only_java:?}");
+    println!("INFO same-yaml keys only in Rust's URL: {only_rust:?}");
+    let mut differing = Vec::new();
+    for k in jk.intersection(&rk) {
+        if j.get_param(k) != r.get_param(k) {
+            differing.push(format!(
+                "{k}: java={:?} rust={:?}",
+                j.get_param(k),
+                r.get_param(k)
+            ));
+        }
+    }
+    println!("INFO same-yaml values that differ: {differing:?}");
+    let mut bad = Vec::new();
+    for k in RELIED_ON {
+        let (a, b) = (j.get_param(k), r.get_param(k));
+        let methods = |v: Option<&str>| -> Vec<String> {
+            let mut m: Vec<String> = v
+                .unwrap_or("")
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+            m.sort_unstable();
+            m
+        };
+        let same = if *k == "methods" {
+            methods(a) == methods(b)
+        } else {
+            a == b
+        };
+        if !same {
+            bad.push(format!("{k}: java={a:?} rust={b:?}"));
+        }
+    }
+    report.record(
+        "same-yaml/keys-consumers-rely-on-equal",
+        bad.is_empty().then_some(()).ok_or_else(|| bad.join("; ")),
+    );
+    // The values the YAML set reached both registrations.
+    let from_yaml = ["timeout", "weight", "retries", "loadbalance", "application"];
+    let missing: Vec<&str> = from_yaml
+        .iter()
+        .copied()
+        .filter(|k| j.get_param(k).is_none())
+        .collect();
+    report.record(
+        "same-yaml/yaml-values-registered",
+        missing
+            .is_empty()
+            .then_some(())
+            .ok_or_else(|| format!("not registered: {missing:?}")),
+    );
+    rubbo_registry::Registry::destroy(&registry).await;
     Ok(())
 }
 
@@ -265,7 +448,14 @@ async fn main() -> Result<ExitCode> {
         failed: 0,
     };
     let deadline = Duration::from_secs(300);
-    match tokio::time::timeout(deadline, run(&args, &rubbo, &zk, &mut report)).await {
+    let work = async {
+        match (&args.compare_java, &args.compare_rust) {
+            (Some(j), Some(r)) => compare(&args, j, r, &mut report).await,
+            _ => run(&args, &rubbo, &zk, &mut report).await,
+        }
+    };
+    let outcome = tokio::time::timeout(deadline, work).await;
+    match outcome {
         Ok(Ok(())) => {}
         Ok(Err(e)) => report.record("setup", Err(format!("{e:#}"))),
         Err(_) => report.record("deadline", Err("the run did not finish in 300 s".into())),

@@ -14,8 +14,11 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  * <pre>
  *   InteropProvider --port 20880 [--protocol dubbo|tri] [--registry zookeeper://127.0.0.1:2181 | N/A]
  *                   [--host 127.0.0.1]
- *                   [--register-mode all|interface|instance]
+ *                   [--register-mode all|interface|instance] [--config application.yml]
  * </pre>
+ *
+ * {@code --config}: the {@code dubbo:} tree of a YAML file, as system properties (see
+ * {@link YamlConfig}); they beat the flags, as in Java's {@code Environment}.
  *
  * {@code --register-mode} (Dubbo default {@code all}): {@code interface} writes only
  * /dubbo/&lt;iface&gt;/providers, {@code instance} only the application-level /services nodes.
@@ -34,6 +37,9 @@ public final class InteropProvider {
         // Plain AF_INET sockets (must be set before any networking class initialises).
         System.setProperty("java.net.preferIPv4Stack", "true");
         Args args = Args.parse(argv);
+        if (args.has("config")) {
+            System.err.println("interop-provider: configuration " + YamlConfig.apply(args.get("config", "")));
+        }
         int port = args.getInt("port", 20880);
         String host = args.get("host", "127.0.0.1");
         String registry = args.registry();

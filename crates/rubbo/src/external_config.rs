@@ -1,0 +1,103 @@
+//! Java's externalized configuration from the config center
+//! (`DefaultApplicationDeployer.prepareEnvironment`): at start the application reads
+//! the properties under `dubbo.config-center.config-file` (default `dubbo.properties`)
+//! in the config center's group (default `dubbo`) and under
+//! `dubbo.config-center.app-config-file` (default: the same key) in the group named
+//! after the application, and lays them into its configuration with Java's precedence
+//! (see [`ConfigLoader::config_center_properties`]): the environment, `--set` and
+//! code beat them, they beat `application.yml` and `dubbo.properties` files, and the
+//! application's beat the global ones. (Java 3.3's `highest-priority` is deprecated
+//! and not read.)
+//!
+//! With `dubbo.config-center.check=false` an unreachable config center is not an
+//! error: the last content seen comes from the local cache file
+//! ([`CachedDynamicConfiguration`]), or nothing when there is none.
+
+use rubbo_common::{ErrorKind, RpcError, Url};
+use rubbo_config::{Config, ConfigLoader};
+use rubbo_registry::{CachedDynamicConfiguration, DEFAULT_GROUP};
+use tracing::info;
+
+use crate::bootstrap::{config_center_factories, config_center_url};
+
+/// The default key of the externalized configuration (Java's
+/// `DEFAULT_DUBBO_PROPERTIES`).
+pub const DEFAULT_CONFIG_FILE: &str = "dubbo.properties";
+
+fn config_err(e: impl std::fmt::Display) -> RpcError {
+    RpcError::new(ErrorKind::Unknown, e.to_string())
+}
+
+/// Resolves `loader` with the externalized configuration of the config center it
+/// names (`dubbo.config-center.address`), as Java does at start (see the [module
+/// docs](self)); without a config center, `loader.load()`. The result goes to
+/// [`RubboBuilder::config`](crate::RubboBuilder::config).
+///
+/// An unreachable config center fails with `check=true` (default); a file that does
+/// not parse fails naming its key, group and line.
+pub async fn load_config(loader: ConfigLoader) -> Result<Config, RpcError> {
+    let first = loader.clone().load().map_err(config_err)?;
+    let cc = first.config_center();
+    let Some(address) = cc.address.as_deref().filter(|a| !a.is_empty()) else {
+        return Ok(first);
+    };
+    let url = config_center_url(address, &cc.attributes);
+    let url = Url::parse(&url)
+        .map_err(|e| config_err(format!("bad config center address {url}: {e}")))?;
+    let attr = |k: &str| {
+        cc.attributes
+            .get(k)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+    };
+    let file = attr("config-file")
+        .unwrap_or(DEFAULT_CONFIG_FILE)
+        .to_owned();
+    let app_file = attr("app-config-file").unwrap_or(&file).to_owned();
+    let group = attr("group").unwrap_or(DEFAULT_GROUP).to_owned();
+    let application = first.application().name.clone().unwrap_or_default();
+
+    let factories = config_center_factories();
+    let factory = factories
+        .get(url.protocol().unwrap_or("zookeeper"))
+        .map_err(config_err)?;
+    let center = factory
+        .get_dynamic_configuration(&url)
+        .await
+        .map_err(|e| {
+            RpcError::new(
+                ErrorKind::Registry,
+                format!("config center {} not available for the externalized configuration (set dubbo.config-center.check=false to start without it): {e}", url.address()),
+            )
+        })?;
+    let center = CachedDynamicConfiguration::wrap(center, &application);
+    let read = |key: String, group: String| {
+        let center = center.clone();
+        async move {
+            center.get_config(&key, &group).await.map_err(|e| {
+                config_err(format!("reading {group}/{key} from the config center: {e}"))
+            })
+        }
+    };
+    let global = read(file.clone(), group.clone()).await;
+    let app = if application.is_empty() {
+        Ok(None)
+    } else {
+        read(app_file.clone(), application.clone()).await
+    };
+    center.close().await;
+    let mut loader = loader;
+    if let Some(text) = global? {
+        info!(key = %file, group = %group, "externalized configuration from the config center");
+        loader = loader
+            .config_center_properties(&file, &group, false, &text)
+            .map_err(config_err)?;
+    }
+    if let Some(text) = app? {
+        info!(key = %app_file, group = %application, "application externalized configuration from the config center");
+        loader = loader
+            .config_center_properties(&app_file, &application, true, &text)
+            .map_err(config_err)?;
+    }
+    loader.load().map_err(config_err)
+}
