@@ -52,6 +52,9 @@ mod config;
 // The QoS side lives in src/qos.rs; as a child module it reads `Inner` as is.
 #[path = "qos.rs"]
 mod qos;
+// Metrics and tracing live in src/observe.rs, beside the QoS side.
+#[path = "observe.rs"]
+mod observe;
 
 /// The registry factories built in: `memory`, `dubbo` (the dev registry, see
 /// [`crate::dev_registry`]), and `zookeeper` with the feature.
@@ -161,6 +164,7 @@ pub struct RubboBuilder {
     /// A config center instance, from [`dynamic_configuration`](Self::dynamic_configuration).
     dynamic_configuration: Option<SharedDynamicConfiguration>,
     qos: qos::QosSettings,
+    observe: observe::ObserveSettings,
 }
 
 impl RubboBuilder {
@@ -326,6 +330,9 @@ impl RubboBuilder {
             factories.get(name).map_err(|e| config_err(e.to_string()))?;
         }
         let mut filters = rubbo_filter::builtin_filters();
+        let metrics = self
+            .observe
+            .install(&mut filters, &self.application, &self.host);
         for (name, f) in self.filters {
             filters.register(name, f);
         }
@@ -366,6 +373,7 @@ impl RubboBuilder {
                 exporters: Mutex::new(Vec::new()),
                 references: Mutex::new(Vec::new()),
                 qos: qos::QosState::default(),
+                metrics,
             }),
         };
         qos::start(&rubbo, &self.qos)?;
@@ -399,6 +407,8 @@ struct Inner {
     exporters: Mutex<Vec<Arc<dyn Exporter>>>,
     references: Mutex<Vec<BoxInvoker>>,
     qos: qos::QosState,
+    /// The metrics, when on.
+    metrics: Option<rubbo_metrics::Metrics>,
 }
 
 fn now_ms() -> String {
@@ -426,6 +436,7 @@ impl Rubbo {
             config_center: None,
             dynamic_configuration: None,
             qos: qos::QosSettings::default(),
+            observe: observe::ObserveSettings::default(),
         }
     }
 

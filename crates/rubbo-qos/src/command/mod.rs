@@ -153,9 +153,7 @@ fn metrics(host: &dyn QosHost, app: Option<&str>) -> String {
     let text = host.metrics().unwrap_or_default();
     match app {
         None => text,
-        Some(ALL_APPLICATIONS) => {
-            serde_json::json!({ host.application(): text }).to_string()
-        }
+        Some(ALL_APPLICATIONS) => serde_json::json!({ host.application(): text }).to_string(),
         Some(name) if name == host.application() => text,
         Some(name) => format!("Not exist application: {name}"),
     }

@@ -450,5 +450,8 @@ async fn metrics_answers_the_prometheus_text_only_with_metrics_on() {
         serde_json::from_str(&body(&q, &["metrics", "application_all"]).await).unwrap();
     assert_eq!(all["demo"], text);
     // PROTECTED, as Java's `@Cmd` default: not for anonymous foreign peers.
-    assert_eq!(q.execute("metrics", &[], foreign()).await, Outcome::Forbidden);
+    assert_eq!(
+        q.execute("metrics", &[], foreign()).await,
+        Outcome::Forbidden
+    );
 }

@@ -93,6 +93,7 @@ impl RubboBuilder {
             self.application = name.clone();
         }
         self.qos.apply(config.application());
+        self.observe.apply(config);
         for r in config.registries() {
             for url in r.urls() {
                 self = self.registry(url);
