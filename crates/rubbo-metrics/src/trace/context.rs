@@ -120,6 +120,20 @@ impl TraceContext {
         })
     }
 
+    /// The same span under the ids OpenTelemetry gave it.
+    #[cfg_attr(not(feature = "opentelemetry"), allow(dead_code))]
+    pub(crate) fn with_ids(mut self, trace_id: u128, span_id: u64) -> Self {
+        self.trace_id = trace_id;
+        self.span_id = span_id;
+        self
+    }
+
+    /// The trace flags.
+    #[cfg_attr(not(feature = "opentelemetry"), allow(dead_code))]
+    pub(crate) fn flags(&self) -> u8 {
+        self.flags
+    }
+
     /// The trace id.
     pub fn trace_id(&self) -> u128 {
         self.trace_id

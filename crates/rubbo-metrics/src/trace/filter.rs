@@ -88,6 +88,20 @@ impl std::fmt::Display for Contextual<'_> {
     }
 }
 
+/// Gives `span` its trace context: `ctx`, or with the `opentelemetry` feature and a
+/// `tracing-opentelemetry` layer installed, the ids OpenTelemetry gave the span
+/// (joined to the `remote` caller's span); and records the ids on the span.
+fn adopt(span: &Span, remote: Option<&TraceContext>, ctx: TraceContext) -> TraceContext {
+    #[cfg(feature = "opentelemetry")]
+    let ctx = super::otel::adopt(span, remote, ctx);
+    #[cfg(not(feature = "opentelemetry"))]
+    let _ = remote;
+    span.record("trace_id", display(ctx.trace_id_hex()));
+    span.record("span_id", display(ctx.span_id_hex()));
+    span.record("parent_id", display(ParentHex(ctx.parent_id())));
+    ctx
+}
+
 /// Marks `span` failed when `result` is an error or an exception.
 fn record_outcome(span: &Span, result: &Result<RpcResult, RpcError>) {
     let error = match result {
@@ -112,10 +126,6 @@ impl Invoker for Sender {
             Some(parent) => parent.child(),
             None => TraceContext::root(),
         };
-        inv.set_attachment(TRACEPARENT, ctx.traceparent());
-        if let Some(state) = ctx.tracestate() {
-            inv.set_attachment(TRACESTATE, state.to_owned());
-        }
         let span = info_span!(
             "rpc.client",
             otel.name = %Contextual(inv.interface(), inv.method()),
@@ -123,12 +133,17 @@ impl Invoker for Sender {
             rpc.system = "apache_dubbo",
             rpc.service = inv.interface(),
             rpc.method = inv.method(),
-            trace_id = %ctx.trace_id_hex(),
-            span_id = %ctx.span_id_hex(),
-            parent_id = %ParentHex(ctx.parent_id()),
+            trace_id = Empty,
+            span_id = Empty,
+            parent_id = Empty,
             otel.status_code = Empty,
             error = Empty,
         );
+        let ctx = adopt(&span, None, ctx);
+        inv.set_attachment(TRACEPARENT, ctx.traceparent());
+        if let Some(state) = ctx.tracestate() {
+            inv.set_attachment(TRACESTATE, state.to_owned());
+        }
         let call = span.in_scope(|| self.next.invoke(inv));
         let recorded = span.clone();
         Box::pin(
@@ -161,10 +176,12 @@ struct Receiver {
 
 impl Invoker for Receiver {
     fn invoke(&self, inv: Invocation) -> InvokeFuture {
-        let ctx = inv
+        let remote = inv
             .attachment_str(TRACEPARENT)
-            .and_then(|tp| TraceContext::parse(tp, inv.attachment_str(TRACESTATE)))
-            .map_or_else(TraceContext::root, |remote| remote.child());
+            .and_then(|tp| TraceContext::parse(tp, inv.attachment_str(TRACESTATE)));
+        let ctx = remote
+            .as_ref()
+            .map_or_else(TraceContext::root, TraceContext::child);
         let peer = inv.peer();
         let span = info_span!(
             "rpc.server",
@@ -175,12 +192,13 @@ impl Invoker for Receiver {
             rpc.method = inv.method(),
             net.peer.name = peer.map(|p| display(p.remote.ip())),
             net.peer.port = peer.map(|p| p.remote.port()),
-            trace_id = %ctx.trace_id_hex(),
-            span_id = %ctx.span_id_hex(),
-            parent_id = %ParentHex(ctx.parent_id()),
+            trace_id = Empty,
+            span_id = Empty,
+            parent_id = Empty,
             otel.status_code = Empty,
             error = Empty,
         );
+        let ctx = adopt(&span, remote.as_ref(), ctx);
         let call = span.in_scope(|| self.next.invoke(inv));
         let recorded = span.clone();
         Box::pin(

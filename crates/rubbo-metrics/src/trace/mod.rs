@@ -3,6 +3,8 @@
 
 mod context;
 mod filter;
+#[cfg(feature = "opentelemetry")]
+mod otel;
 
 pub use context::{TRACEPARENT, TRACESTATE, TraceContext};
 pub use filter::{ORDER, TracingFilter};
