@@ -1,10 +1,10 @@
 //! [`MetricsFilter`]: records each call in a [`Metrics`] (Java's
 //! `MetricsProviderFilter` and `MetricsConsumerFilter` with `MetricsClusterFilter`).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use foldhash::HashMap;
 use parking_lot::RwLock;
 use rubbo_common::filter::Activate;
 use rubbo_common::keys::METHODS_KEY;
