@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use rubbo::metrics::TraceContext;
 use rubbo::{RpcError, Rubbo, context};
 use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id};
+use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 
 /// The leaf: answers the `traceparent` it received.
@@ -63,16 +63,27 @@ impl Visit for Fields {
     }
 }
 
-/// Records every new `rpc.*` span.
-struct Capture(Arc<Mutex<Vec<Captured>>>);
+/// Records every `rpc.*` span with its fields, those recorded later included (the
+/// filters record the ids once the span exists).
+struct Capture(Arc<Mutex<Vec<Captured>>>, Mutex<BTreeMap<u64, usize>>);
 
 impl<S: tracing::Subscriber> Layer<S> for Capture {
-    fn on_new_span(&self, attrs: &Attributes<'_>, _: &Id, _: Context<'_, S>) {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _: Context<'_, S>) {
         let name = attrs.metadata().name();
         if name.starts_with("rpc.") {
             let mut f = Fields::default();
             attrs.record(&mut f);
-            self.0.lock().push((name.to_owned(), f.0));
+            let mut spans = self.0.lock();
+            self.1.lock().insert(id.into_u64(), spans.len());
+            spans.push((name.to_owned(), f.0));
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, _: Context<'_, S>) {
+        if let Some(i) = self.1.lock().get(&id.into_u64()) {
+            let mut f = Fields::default();
+            values.record(&mut f);
+            self.0.lock()[*i].1.extend(f.0);
         }
     }
 }
@@ -82,7 +93,8 @@ fn spans() -> Arc<Mutex<Vec<Captured>>> {
     SPANS
         .get_or_init(|| {
             let spans = Arc::new(Mutex::new(Vec::new()));
-            let subscriber = tracing_subscriber::registry().with(Capture(spans.clone()));
+            let subscriber =
+                tracing_subscriber::registry().with(Capture(spans.clone(), Mutex::default()));
             tracing::subscriber::set_global_default(subscriber).unwrap();
             spans
         })
