@@ -202,6 +202,26 @@ keys! {
     /// Commands anonymous peers may run whatever their level (Java's
     /// `ANONYMOUS_ACCESS_ALLOW_COMMANDS`).
     ANONYMOUS_ACCESS_ALLOW_COMMANDS_KEY = "qos.anonymous.access.allow.commands";
+    /// Whether metrics are collected and exported (Rubbo only: Java collects whenever
+    /// its metrics module is present; `dubbo.metrics.enabled`).
+    METRICS_ENABLED_KEY = "metrics.enabled";
+    /// The metrics protocol, `prometheus` or `default` (Java's
+    /// `MetricsConfig.protocol`, `dubbo.metrics.protocol`); setting it turns
+    /// metrics on.
+    METRICS_PROTOCOL_KEY = "metrics.protocol";
+    /// Whether calls are counted (Java's `MetricsConfig.enableRpc`,
+    /// `dubbo.metrics.enable-rpc`).
+    METRICS_ENABLE_RPC_KEY = "metrics.enable-rpc";
+    /// `METHOD` or `SERVICE`: one series per method or per service (Java's
+    /// `MetricsConfig.rpcLevel`, `dubbo.metrics.rpc-level`).
+    METRICS_RPC_LEVEL_KEY = "metrics.rpc-level";
+    /// Java's `dubbo.metrics.prometheus.exporter.enabled`; Java 3.3 serves the
+    /// Prometheus text on the QoS port only, and so does Rubbo: `true` turns metrics
+    /// on.
+    PROMETHEUS_EXPORTER_ENABLED_KEY = "metrics.prometheus.exporter.enabled";
+    /// Whether calls are traced (Java's `TracingConfig.enabled`,
+    /// `dubbo.tracing.enabled`).
+    TRACING_ENABLED_KEY = "tracing.enabled";
     /// Asynchronous call flag (attachment).
     ASYNC_KEY = "async";
     /// The remaining timeout of a countdown call, in ms (attachment).
@@ -601,6 +621,18 @@ bool_param!(/// Whether a QoS bind failure fails the application, default false 
     QosCheck, QOS_CHECK_KEY, false);
 num_param!(/// The QoS port, default 22222 (Java's `QosConstants.DEFAULT_PORT`).
     QosPort, u16, QOS_PORT_KEY, 22222);
+
+// Metrics and tracing.
+bool_param!(/// Whether metrics are on, default false (Rubbo only).
+    MetricsEnabled, METRICS_ENABLED_KEY, false);
+bool_param!(/// Whether calls are counted once metrics are on, default true.
+    MetricsEnableRpc, METRICS_ENABLE_RPC_KEY, true);
+str_param!(/// The metrics level, default `METHOD` (Java's `MetricsLevel.METHOD`).
+    MetricsRpcLevel, METRICS_RPC_LEVEL_KEY, "METHOD");
+bool_param!(/// Whether Java's Prometheus exporter switch is on, default false.
+    PrometheusExporterEnabled, PROMETHEUS_EXPORTER_ENABLED_KEY, false);
+bool_param!(/// Whether calls are traced, default false (Java's `TracingConfig`).
+    TracingEnabled, TRACING_ENABLED_KEY, false);
 bool_param!(/// Whether foreign QoS peers are accepted, default false.
     AcceptForeignIp, ACCEPT_FOREIGN_IP_KEY, false);
 str_param!(/// The anonymous QoS permission level, default `PUBLIC`.

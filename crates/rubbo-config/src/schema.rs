@@ -334,6 +334,11 @@ pub(crate) fn attributes(kind: Kind) -> Vec<&'static str> {
     }
 }
 
+/// Sections Java knows that the application reads itself from the tree
+/// ([`Config::get`](crate::Config::get)), so they are neither typed here nor warned
+/// about: `dubbo.metrics.*` and `dubbo.tracing.*`, read by the bootstrap.
+pub(crate) const OWNED_ELSEWHERE: &[&str] = &["dubbo.metrics.", "dubbo.tracing."];
+
 /// The single sections (no id), with their key prefixes: the environment is
 /// consulted for each of their attributes.
 pub(crate) const SINGLE: &[(&str, Kind)] = &[

@@ -143,6 +143,9 @@ impl Config {
                 continue;
             }
             let Some(p) = schema::parse(key) else {
+                if schema::OWNED_ELSEWHERE.iter().any(|p| key.starts_with(p)) {
+                    continue;
+                }
                 warn!(key = %key, source = %entry.source, "unknown configuration key, ignored");
                 unknown.push((key.clone(), entry.source.clone()));
                 continue;

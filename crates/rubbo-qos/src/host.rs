@@ -201,6 +201,13 @@ pub trait QosHost: Send + Sync + std::fmt::Debug + 'static {
     /// The running configuration.
     fn config(&self) -> Vec<ConfigSection>;
 
+    /// The metrics in the Prometheus text format (what `metrics` and `GET /metrics`
+    /// answer), or `None` when metrics are off: then, as in Java without the
+    /// Prometheus module, there is no `metrics` command.
+    fn metrics(&self) -> Option<String> {
+        None
+    }
+
     /// The framework version `version` prints.
     fn version(&self) -> String;
 

@@ -9,7 +9,8 @@ mod server;
 mod table;
 
 pub use command::{
-    COMMANDS, CommandContext, CommandSpec, Outcome, Qos, Reply, TELNET_IDLE, command,
+    ALL_APPLICATIONS, COMMANDS, CommandContext, CommandSpec, Outcome, Qos, Reply, TELNET_IDLE,
+    command,
 };
 pub use error::QosError;
 pub use host::{

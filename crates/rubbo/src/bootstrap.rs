@@ -54,6 +54,9 @@ pub(crate) use config::config_center_url;
 // The QoS side lives in src/qos.rs; as a child module it reads `Inner` as is.
 #[path = "qos.rs"]
 mod qos;
+// Metrics and tracing live in src/observe.rs, beside the QoS side.
+#[path = "observe.rs"]
+mod observe;
 
 /// The registry factories built in: `memory`, `dubbo` (the dev registry, see
 /// [`crate::dev_registry`]), and `zookeeper` with the feature.
@@ -164,6 +167,7 @@ pub struct RubboBuilder {
     dynamic_configuration: Option<SharedDynamicConfiguration>,
     qos: qos::QosSettings,
     app_discovery: app_discovery::Settings,
+    observe: observe::ObserveSettings,
 }
 
 impl RubboBuilder {
@@ -329,6 +333,9 @@ impl RubboBuilder {
             factories.get(name).map_err(|e| config_err(e.to_string()))?;
         }
         let mut filters = rubbo_filter::builtin_filters();
+        let metrics = self
+            .observe
+            .install(&mut filters, &self.application, &self.host);
         for (name, f) in self.filters {
             filters.register(name, f);
         }
@@ -371,6 +378,7 @@ impl RubboBuilder {
                 references: Mutex::new(Vec::new()),
                 qos: qos::QosState::default(),
                 app_discovery,
+                metrics,
             }),
         };
         qos::start(&rubbo, &self.qos)?;
@@ -405,6 +413,8 @@ struct Inner {
     references: Mutex<Vec<BoxInvoker>>,
     qos: qos::QosState,
     app_discovery: app_discovery::AppDiscovery,
+    /// The metrics, when on.
+    metrics: Option<rubbo_metrics::Metrics>,
 }
 
 fn now_ms() -> String {
@@ -433,6 +443,7 @@ impl Rubbo {
             dynamic_configuration: None,
             qos: qos::QosSettings::default(),
             app_discovery: app_discovery::Settings::default(),
+            observe: observe::ObserveSettings::default(),
         }
     }
 

@@ -75,6 +75,8 @@ pub use rubbo_common::{
 pub use rubbo_config as config;
 pub use rubbo_filter::builtin_filters;
 pub use rubbo_hessian2::{BigDecimal, BigInteger, Date};
+/// Metrics with Java Dubbo's names and W3C trace propagation ([`rubbo_metrics`]).
+pub use rubbo_metrics as metrics;
 pub use rubbo_protocol_dubbo::DubboProtocol;
 pub use rubbo_protocol_triple::{Code, Status, TripleProtocol};
 

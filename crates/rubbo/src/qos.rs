@@ -269,6 +269,9 @@ impl QosHost for WeakHost {
     fn version(&self) -> String {
         version()
     }
+    fn metrics(&self) -> Option<String> {
+        self.get().and_then(|r| QosHost::metrics(&r))
+    }
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if let Some(r) = self.get() {
@@ -473,6 +476,13 @@ impl QosHost for Rubbo {
 
     fn version(&self) -> String {
         version()
+    }
+
+    fn metrics(&self) -> Option<String> {
+        self.inner
+            .metrics
+            .as_ref()
+            .map(rubbo_metrics::Metrics::encode)
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {

@@ -6,18 +6,39 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::{Context, ensure};
+use rubbo_common::filter::{Stage, build_chain};
 use rubbo_common::{
-    Arguments, BoxInvoker, Exporter, FilteredProtocol, Invocation, InvokeFuture, Invoker, Payload,
-    Protocol, RpcResult, Url,
+    Arguments, BoxInvoker, Exporter, ExtensionTable, Filter, FilteredProtocol, Invocation,
+    InvokeFuture, Invoker, Payload, Protocol, RpcResult, Url,
 };
 use rubbo_protocol_dubbo::DubboProtocol;
 
-/// `protocol` inside the built-in filter chains, as `Rubbo::builder()` uses it.
+/// `RUBBO_BENCH_OBSERVE` (`metrics`, `tracing`, or both, comma separated): the
+/// observability filters the bootstrap adds when they are on.
+fn observed() -> ExtensionTable<dyn Filter> {
+    let mut t = ExtensionTable::new("filter", "");
+    let observe = std::env::var("RUBBO_BENCH_OBSERVE").unwrap_or_default();
+    let wants = |what: &str| observe.split(',').any(|s| s.trim() == what);
+    if wants("metrics") {
+        rubbo_metrics::register_metrics_filters(&mut t, &rubbo_metrics::Metrics::new("bench"));
+    }
+    if wants("tracing") {
+        rubbo_metrics::register_tracing_filters(&mut t);
+    }
+    t
+}
+
+/// `protocol` inside the built-in filter chains (and the [`observed`] ones), as
+/// `Rubbo::builder()` uses it.
 fn filtered(protocol: &DubboProtocol) -> FilteredProtocol {
-    FilteredProtocol::new(
-        Arc::new(protocol.clone()),
-        Arc::new(rubbo_filter::builtin_filters()),
-    )
+    let mut table = rubbo_filter::builtin_filters();
+    let extra = observed();
+    for name in extra.names() {
+        if let Ok(f) = extra.get(&name) {
+            table.register(name, f);
+        }
+    }
+    FilteredProtocol::new(Arc::new(protocol.clone()), Arc::new(table))
 }
 
 const IFACE: &str = "org.rubbo.bench.EchoService";
@@ -59,7 +80,7 @@ impl Server {
 pub(crate) async fn serve() -> anyhow::Result<Server> {
     let protocol = DubboProtocol::new();
     let url = Url::parse(&format!(
-        "dubbo://127.0.0.1:0/{IFACE}?version=1.0.0&side=provider"
+        "dubbo://127.0.0.1:0/{IFACE}?version=1.0.0&side=provider&methods=echo"
     ))?;
     let exporter = filtered(&protocol)
         .export(Arc::new(EchoService { url }))
@@ -90,9 +111,11 @@ impl Client {
         let protocol = DubboProtocol::new();
         let invoker = filtered(&protocol)
             .refer(Url::parse(&format!(
-                "dubbo://{addr}/{IFACE}?version=1.0.0&timeout=10000"
+                "dubbo://{addr}/{IFACE}?version=1.0.0&timeout=10000&methods=echo"
             ))?)
             .await?;
+        // The consumer's once-per-call (cluster) observability filters, if any.
+        let invoker = build_chain(invoker, &observed(), Stage::Cluster)?;
         let template = Invocation::new(IFACE, "echo")
             .with_version("1.0.0")
             .with_parameter_types("Ljava/lang/String;");

@@ -140,7 +140,24 @@ pub const COMMANDS: &[CommandSpec] = &[
         &["gracefulShutdown"],
         Private,
     ),
+    spec("metrics", "reuse qos report", &[], Protected),
 ];
+
+/// What `metrics application_all` names: every application's metrics, as JSON.
+pub const ALL_APPLICATIONS: &str = "application_all";
+
+/// `metrics [app]` (Java's `PrometheusMetricsReporterCmd`): the Prometheus text of
+/// the application, or of the one named; `application_all` gives every application's
+/// as a JSON object by name.
+fn metrics(host: &dyn QosHost, app: Option<&str>) -> String {
+    let text = host.metrics().unwrap_or_default();
+    match app {
+        None => text,
+        Some(ALL_APPLICATIONS) => serde_json::json!({ host.application(): text }).to_string(),
+        Some(name) if name == host.application() => text,
+        Some(name) => format!("Not exist application: {name}"),
+    }
+}
 
 /// The command named `name`.
 pub fn command(name: &str) -> Option<&'static CommandSpec> {
@@ -227,6 +244,10 @@ impl Qos {
             debug!(command = name, peer, "qos command not found");
             return Outcome::NotFound;
         };
+        if name == "metrics" && self.host.metrics().is_none() {
+            debug!(command = name, peer, "qos metrics asked with metrics off");
+            return Outcome::NotFound;
+        }
         if !self.config.may_run(ctx.peer, name, spec.level) {
             info!(
                 command = name,
@@ -276,6 +297,7 @@ impl Qos {
                 services::set(host, None, All, false).await?;
                 Reply::ok("OK")
             }
+            "metrics" => Reply::ok(metrics(host, first)),
             other => return Err(QosError::command(format!("{other} is not implemented"))),
         })
     }

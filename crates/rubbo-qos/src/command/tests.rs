@@ -18,6 +18,7 @@ struct Fake {
     calls: Mutex<Vec<(Vec<String>, RegistryScope, bool)>>,
     deployed: AtomicBool,
     shut: AtomicBool,
+    metrics: Mutex<Option<String>>,
 }
 
 fn reg(registry: &str, app: bool, registered: bool) -> Registration {
@@ -48,6 +49,7 @@ impl Fake {
             calls: Mutex::new(Vec::new()),
             deployed: AtomicBool::new(true),
             shut: AtomicBool::new(false),
+            metrics: Mutex::new(None),
         })
     }
 }
@@ -125,6 +127,9 @@ impl QosHost for Fake {
     }
     fn version(&self) -> String {
         "0.1.0".into()
+    }
+    fn metrics(&self) -> Option<String> {
+        self.metrics.lock().clone()
     }
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async { self.shut.store(true, Ordering::SeqCst) })
@@ -426,4 +431,27 @@ async fn shutdown_validates_and_shuts_down_graceful_shutdown_goes_offline() {
         "{out}"
     );
     assert!(fake.shut.load(Ordering::SeqCst));
+}
+
+#[tokio::test]
+async fn metrics_answers_the_prometheus_text_only_with_metrics_on() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    assert_eq!(q.execute("metrics", &[], local()).await, Outcome::NotFound);
+    let text = "dubbo_provider_requests_total{method=\"a\"} 3\n# EOF\n";
+    *fake.metrics.lock() = Some(text.to_owned());
+    assert_eq!(body(&q, &["metrics"]).await, text);
+    assert_eq!(body(&q, &["metrics", "demo"]).await, text);
+    assert_eq!(
+        body(&q, &["metrics", "other"]).await,
+        "Not exist application: other"
+    );
+    let all: serde_json::Value =
+        serde_json::from_str(&body(&q, &["metrics", "application_all"]).await).unwrap();
+    assert_eq!(all["demo"], text);
+    // PROTECTED, as Java's `@Cmd` default: not for anonymous foreign peers.
+    assert_eq!(
+        q.execute("metrics", &[], foreign()).await,
+        Outcome::Forbidden
+    );
 }

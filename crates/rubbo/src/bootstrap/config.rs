@@ -94,6 +94,7 @@ impl RubboBuilder {
         }
         self.qos.apply(config.application());
         app_discovery::apply_config(&mut self.app_discovery, config.application());
+        self.observe.apply(config);
         for r in config.registries() {
             for url in r.urls() {
                 self = self.registry(url);

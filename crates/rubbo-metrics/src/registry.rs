@@ -1,0 +1,367 @@
+//! [`Metrics`]: one application's metrics, and their Prometheus text.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+use rubbo_common::Side;
+
+use crate::names::{self, MethodKey, labels};
+use crate::stats::MethodStats;
+
+/// Numbers the applications of this process, for `application_module_id` (Java's
+/// application model ids `1.1`, `1.2`...).
+static APPLICATIONS: AtomicU64 = AtomicU64::new(1);
+
+/// Which statistics one [`MethodStats`] holds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct StatsKey {
+    side: Side,
+    interface: String,
+    group: String,
+    version: String,
+    method: String,
+}
+
+/// Every statistics made, by key and in the order made (the export order).
+#[derive(Debug, Clone, Default)]
+struct Table {
+    by_key: HashMap<StatsKey, Arc<MethodStats>>,
+    ordered: Vec<Arc<MethodStats>>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    application: String,
+    module_id: String,
+    application_version: String,
+    ip: String,
+    hostname: String,
+    service_level: bool,
+    stats: Mutex<Table>,
+}
+
+/// One application's metrics (Java's `DefaultMetricsCollector` with its
+/// `PrometheusMetricsReporter`): the request counters, in-flight gauges and response
+/// times of every method on each side, recorded by the
+/// [`MetricsFilter`](crate::MetricsFilter)s, and the application info; [`encode`](Self::encode)
+/// writes them in the Prometheus text format with Java Dubbo 3.3's names and labels.
+///
+/// ```
+/// use rubbo_common::Side;
+/// use rubbo_metrics::{Ending, Metrics};
+/// use std::time::Duration;
+///
+/// let metrics = Metrics::new("greeter").with_ip("10.0.0.7");
+/// let hello = metrics.method(Side::Provider, "org.example.Greeter", "", "1.0.0", "hello");
+/// hello.start();
+/// hello.finish(Ending::Succeeded, Duration::from_millis(4));
+/// let text = metrics.encode();
+/// let requests = text
+///     .lines()
+///     .find(|l| l.starts_with("dubbo_provider_requests_total{"))
+///     .unwrap();
+/// assert!(requests.contains(
+///     "application_name=\"greeter\",group=\"\",interface=\"org.example.Greeter\",\
+///      method=\"hello\",version=\"1.0.0\"}"
+/// ));
+/// assert!(requests.ends_with("} 1"));
+/// assert!(text.contains("dubbo_provider_rt_milliseconds_max{"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+    registry: Arc<Registry>,
+}
+
+impl Metrics {
+    /// The metrics of application `application`: `ip` 127.0.0.1, the hostname the
+    /// system gives, method-level statistics.
+    pub fn new(application: impl Into<String>) -> Self {
+        let n = APPLICATIONS.fetch_add(1, Ordering::Relaxed);
+        Metrics::build(Inner {
+            application: application.into(),
+            module_id: format!("1.{n}"),
+            application_version: String::new(),
+            ip: "127.0.0.1".to_owned(),
+            hostname: hostname(),
+            service_level: false,
+            stats: Mutex::default(),
+        })
+    }
+
+    fn build(inner: Inner) -> Self {
+        let inner = Arc::new(inner);
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(Exported(inner.clone())));
+        Metrics {
+            inner,
+            registry: Arc::new(registry),
+        }
+    }
+
+    fn with(self, f: impl FnOnce(&mut Inner)) -> Self {
+        let Metrics { inner, registry } = self;
+        // The registry's collector holds the other reference.
+        drop(registry);
+        let mut inner = Arc::try_unwrap(inner).unwrap_or_else(|shared| Inner {
+            application: shared.application.clone(),
+            module_id: shared.module_id.clone(),
+            application_version: shared.application_version.clone(),
+            ip: shared.ip.clone(),
+            hostname: shared.hostname.clone(),
+            service_level: shared.service_level,
+            stats: Mutex::new(shared.stats.lock().clone()),
+        });
+        f(&mut inner);
+        Metrics::build(inner)
+    }
+
+    /// The `ip` label of the application info (the address the application
+    /// advertises).
+    pub fn with_ip(self, ip: impl Into<String>) -> Self {
+        let ip = ip.into();
+        self.with(|i| i.ip = ip)
+    }
+
+    /// The `application_version` label of the application info (Java puts the
+    /// framework's version there).
+    pub fn with_application_version(self, version: impl Into<String>) -> Self {
+        let version = version.into();
+        self.with(|i| i.application_version = version)
+    }
+
+    /// Service-level statistics (Java's `dubbo.metrics.rpc-level=SERVICE`): one
+    /// series per service, with an empty `method` label.
+    pub fn with_service_level(self, service_level: bool) -> Self {
+        self.with(|i| i.service_level = service_level)
+    }
+
+    /// The application name.
+    pub fn application(&self) -> &str {
+        &self.inner.application
+    }
+
+    /// The statistics of `method` of `interface` (`group` and `version` empty when
+    /// none) on `side`, made and exported at 0 on first asking.
+    pub fn method(
+        &self,
+        side: Side,
+        interface: &str,
+        group: &str,
+        version: &str,
+        method: &str,
+    ) -> Arc<MethodStats> {
+        let i = &self.inner;
+        let method = if i.service_level { "" } else { method };
+        let key = StatsKey {
+            side,
+            interface: interface.to_owned(),
+            group: group.to_owned(),
+            version: version.to_owned(),
+            method: method.to_owned(),
+        };
+        let mut stats = i.stats.lock();
+        if let Some(s) = stats.by_key.get(&key) {
+            return s.clone();
+        }
+        // Sorted by name, as Micrometer writes them.
+        let labels = vec![
+            (labels::APPLICATION_MODULE_ID, i.module_id.clone()),
+            (labels::APPLICATION_NAME, i.application.clone()),
+            (labels::GROUP, key.group.clone()),
+            (labels::INTERFACE, key.interface.clone()),
+            (labels::METHOD, key.method.clone()),
+            (labels::VERSION, key.version.clone()),
+        ];
+        let s = Arc::new(MethodStats::new(side, labels));
+        stats.by_key.insert(key, s.clone());
+        stats.ordered.push(s.clone());
+        s
+    }
+
+    /// The metrics in the Prometheus text format (OpenMetrics flavour, ending in
+    /// `# EOF`), what Java's QoS `metrics` command answers.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            // Writing to a String cannot fail; answer what was written.
+            let _ = writeln!(out, "# EOF");
+        }
+        out
+    }
+}
+
+/// The host's name, as Java's `NetUtils.getLocalHostName` gives it; `localhost` when
+/// the system does not say.
+fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().to_owned())
+                .filter(|h| !h.is_empty())
+        })
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
+/// The collector the registry calls on each scrape.
+#[derive(Debug)]
+struct Exported(Arc<Inner>);
+
+fn side_name(side: Side, key: MethodKey) -> String {
+    format!("dubbo_{}_{}", side.as_str(), key.suffix)
+}
+
+impl Collector for Exported {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let i = &self.0;
+        let info = ConstGauge::new(1i64);
+        let info_labels = [
+            (labels::APPLICATION_MODULE_ID, i.module_id.as_str()),
+            (labels::APPLICATION_NAME, i.application.as_str()),
+            (labels::APPLICATION_VERSION, i.application_version.as_str()),
+            (labels::GIT_COMMIT_ID, ""),
+            (labels::HOSTNAME, i.hostname.as_str()),
+            (labels::IP, i.ip.as_str()),
+        ];
+        let mut m = encoder.encode_descriptor(
+            names::APPLICATION_INFO,
+            names::APPLICATION_INFO_HELP,
+            None,
+            MetricType::Gauge,
+        )?;
+        info.encode(m.encode_family(&info_labels)?)?;
+
+        let all: Vec<Arc<MethodStats>> = i.stats.lock().ordered.clone();
+        let snaps: Vec<_> = all.iter().map(|s| (s, s.snapshot())).collect();
+        for side in [Side::Provider, Side::Consumer] {
+            let of_side = || snaps.iter().filter(move |(s, _)| s.side() == side);
+            if of_side().next().is_none() {
+                continue;
+            }
+            for (n, key) in names::COUNTERS.iter().enumerate() {
+                let shown: Vec<_> = of_side()
+                    .filter(|(_, snap)| key.initialized || snap.counters[n] > 0)
+                    .collect();
+                if shown.is_empty() {
+                    continue;
+                }
+                let name = side_name(side, *key);
+                let mut m =
+                    encoder.encode_descriptor(&name, key.help, None, MetricType::Counter)?;
+                for (s, snap) in shown {
+                    ConstCounter::new(snap.counters[n]).encode(m.encode_family(&s.labels())?)?;
+                }
+            }
+            let name = side_name(side, names::REQUESTS_PROCESSING);
+            let mut m = encoder.encode_descriptor(
+                &name,
+                names::REQUESTS_PROCESSING.help,
+                None,
+                MetricType::Gauge,
+            )?;
+            for (s, snap) in of_side() {
+                ConstGauge::new(snap.processing).encode(m.encode_family(&s.labels())?)?;
+            }
+            let timed: Vec<_> = of_side()
+                .filter_map(|(s, snap)| snap.rt.map(|rt| (s, rt)))
+                .collect();
+            if timed.is_empty() {
+                continue;
+            }
+            type Pick = fn((u64, u64, u64, u64, u64)) -> i64;
+            let gauges: [(MethodKey, Pick); 5] = [
+                (names::RT_LAST, |r| clamp(r.0)),
+                (names::RT_MIN, |r| clamp(r.1)),
+                (names::RT_MAX, |r| clamp(r.2)),
+                (names::RT_SUM, |r| clamp(r.3)),
+                (names::RT_AVG, |r| clamp(r.3 / r.4.max(1))),
+            ];
+            for (key, pick) in gauges {
+                let name = side_name(side, key);
+                let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Gauge)?;
+                for (s, rt) in &timed {
+                    ConstGauge::new(pick(*rt)).encode(m.encode_family(&s.labels())?)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn clamp(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::Ending;
+
+    fn line<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+        text.lines().find(|l| l.starts_with(prefix))
+    }
+
+    #[test]
+    fn exports_java_names_and_labels() {
+        let metrics = Metrics::new("demo").with_ip("10.1.2.3");
+        let id = metrics.inner.module_id.clone();
+        let s = metrics.method(Side::Consumer, "org.example.Greeter", "g", "1.0.0", "hello");
+        assert!(Arc::ptr_eq(
+            &s,
+            &metrics.method(Side::Consumer, "org.example.Greeter", "g", "1.0.0", "hello")
+        ));
+        s.start();
+        s.finish(Ending::Business, Duration::from_millis(12));
+        let text = metrics.encode();
+        let labels = format!(
+            "{{application_module_id=\"{id}\",application_name=\"demo\",group=\"g\",\
+             interface=\"org.example.Greeter\",method=\"hello\",version=\"1.0.0\"}}"
+        );
+        for (name, value) in [
+            ("dubbo_consumer_requests_total", "1"),
+            ("dubbo_consumer_requests_succeed_total", "0"),
+            ("dubbo_consumer_requests_business_failed_total", "1"),
+            ("dubbo_consumer_requests_failed_total", "1"),
+            ("dubbo_consumer_requests_processing", "0"),
+            ("dubbo_consumer_rt_milliseconds_max", "12"),
+            ("dubbo_consumer_rt_milliseconds_avg", "12"),
+        ] {
+            let want = format!("{name}{labels} {value}");
+            assert!(text.lines().any(|l| l == want), "no {want} in\n{text}");
+        }
+        // Series Java does not export before their first event.
+        assert!(line(&text, "dubbo_consumer_requests_timeout_total").is_none());
+        assert!(line(&text, "dubbo_provider_").is_none(), "{text}");
+        let info = line(&text, "dubbo_application_info_total{").unwrap();
+        assert!(info.contains("application_name=\"demo\"") && info.contains("ip=\"10.1.2.3\""));
+        assert!(info.ends_with(" 1"), "{info}");
+        assert!(
+            text.contains("# TYPE dubbo_consumer_requests counter"),
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn service_level_drops_the_method() {
+        let metrics = Metrics::new("demo").with_service_level(true);
+        let a = metrics.method(Side::Provider, "S", "", "", "a");
+        let b = metrics.method(Side::Provider, "S", "", "", "b");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(a.labels().contains(&(labels::METHOD, String::new())));
+    }
+}
