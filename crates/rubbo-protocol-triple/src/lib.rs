@@ -45,6 +45,7 @@ mod protocol;
 mod rest;
 mod server;
 pub mod status;
+mod stream;
 pub mod wrapper;
 
 pub use error::TripleError;

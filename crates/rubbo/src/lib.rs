@@ -59,6 +59,7 @@ pub mod dev_registry;
 mod generic;
 mod java_type;
 pub mod registry_protocol;
+pub mod stream;
 
 pub use bootstrap::{Rubbo, RubboBuilder, config_center_factories, protocols, registry_factories};
 pub use generic::GenericClient;
