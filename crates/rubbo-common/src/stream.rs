@@ -110,6 +110,7 @@ pub type BoxMessageStream = Pin<Box<dyn Stream<Item = Result<Bytes, RpcError>> +
 /// ```
 pub struct MessageStream {
     inner: BoxMessageStream,
+    headers: Option<Arc<Mutex<Attachments>>>,
     trailers: Option<Arc<Mutex<Attachments>>>,
 }
 
@@ -118,8 +119,27 @@ impl MessageStream {
     pub fn new(stream: impl Stream<Item = Result<Bytes, RpcError>> + Send + 'static) -> Self {
         MessageStream {
             inner: Box::pin(stream),
+            headers: None,
             trailers: None,
         }
+    }
+
+    /// This stream, reporting in [`headers`](Self::headers) what its producer stores
+    /// in `slot` once the peer's response headers came (a bidirectional call returns
+    /// its replies before they do).
+    pub fn with_headers(mut self, slot: Arc<Mutex<Attachments>>) -> Self {
+        self.headers = Some(slot);
+        self
+    }
+
+    /// The attachments of the response headers (gRPC's initial metadata) when they
+    /// came after the call returned (a bidirectional call's): empty until then, and
+    /// for other calls (whose results carry them as header attachments).
+    pub fn headers(&self) -> Attachments {
+        self.headers
+            .as_ref()
+            .and_then(|t| t.lock().ok().map(|t| t.clone()))
+            .unwrap_or_default()
     }
 
     /// This stream, reporting in [`trailers`](Self::trailers) what its producer

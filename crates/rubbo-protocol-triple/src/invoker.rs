@@ -176,9 +176,25 @@ impl TripleInvoker {
                 let messages = slot.take()?;
                 let (cancel, cancelled) = tokio::sync::oneshot::channel();
                 *req.body_mut() = TriBody::Stream(StreamBody::request(messages, cancelled));
-                let resp = sender.send_request(req).await.map_err(network)?;
+                let response = sender.send_request(req);
+                if slot.kind() == StreamKind::Bidi {
+                    // The replies at once, the response headers read on their first
+                    // poll: a bidirectional call's requests may have to flow before
+                    // the peer answers anything (grpc-go sends no headers until its
+                    // first reply).
+                    return Ok(lazy_replies(response, inner.payload, cancel, deadline));
+                }
+                let resp = response.await.map_err(network)?;
                 if slot.kind().streams_replies() {
-                    read_stream_response(resp, inner.payload, cancel, deadline)
+                    let trailers: Metadata = Default::default();
+                    let (messages, headers) =
+                        open_replies(resp, inner.payload, cancel, trailers.clone())?;
+                    let messages = MessageStream::new(Deadlined::new(messages, deadline))
+                        .with_trailers(trailers);
+                    let mut result =
+                        RpcResult::value(Payload::Stream(StreamSlot::new(slot.kind(), messages)));
+                    *result.header_attachments_mut() = headers;
+                    Ok(result)
                 } else {
                     let r = read_response(resp, inner.payload, true).await;
                     drop(cancel);
@@ -275,15 +291,48 @@ fn network(e: hyper::Error) -> RpcError {
     RpcError::network(format!("HTTP/2 exchange failed: {e}")).with_source(e)
 }
 
-/// Reads the headers of a response whose replies are a stream: a trailers-only
-/// response is its status (an error, or an empty stream); otherwise the replies are
-/// decoded as the caller polls them, until the trailers' status or `deadline`.
-fn read_stream_response(
-    resp: http::Response<Incoming>,
+type Metadata = std::sync::Arc<std::sync::Mutex<rubbo_common::Attachments>>;
+
+/// The replies of a bidirectional call whose response has not come yet: the first
+/// poll waits for the response headers (stored as the stream's headers); a
+/// trailers-only error response is the stream's one item.
+fn lazy_replies(
+    response: impl std::future::Future<Output = Result<http::Response<Incoming>, hyper::Error>>
+    + Send
+    + 'static,
     payload: i64,
     cancel: tokio::sync::oneshot::Sender<()>,
     deadline: Instant,
-) -> Result<RpcResult, RpcError> {
+) -> RpcResult {
+    use futures::TryFutureExt;
+    let headers: Metadata = Default::default();
+    let trailers: Metadata = Default::default();
+    let (h, t) = (headers.clone(), trailers.clone());
+    let opened = async move {
+        let resp = response.await.map_err(network)?;
+        let (messages, got) = open_replies(resp, payload, cancel, t)?;
+        if let Ok(mut h) = h.lock() {
+            *h = got;
+        }
+        Ok::<_, RpcError>(messages)
+    };
+    let messages = MessageStream::new(opened.try_flatten_stream());
+    let messages = MessageStream::new(Deadlined::new(messages, deadline))
+        .with_headers(headers)
+        .with_trailers(trailers);
+    RpcResult::value(Payload::Stream(StreamSlot::new(StreamKind::Bidi, messages)))
+}
+
+/// Reads the headers of a response whose replies are a stream: a trailers-only
+/// response is its status (an error, or an empty stream); otherwise the replies,
+/// decoded as the caller polls them until the trailers' status (whose attachments
+/// go to `trailers`). Also gives the response headers' attachments.
+fn open_replies(
+    resp: http::Response<Incoming>,
+    payload: i64,
+    cancel: tokio::sync::oneshot::Sender<()>,
+    trailers: Metadata,
+) -> Result<(MessageStream, rubbo_common::Attachments), RpcError> {
     let (parts, body) = resp.into_parts();
     let content_type = headers::get(&parts.headers, "content-type").unwrap_or("");
     if !content_type.starts_with(GRPC) {
@@ -297,7 +346,6 @@ fn read_stream_response(
         ));
     }
     let header_attachments = headers::attachments_from_response_headers(&parts.headers);
-    let trailers = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
     let messages = if let Some(code) = headers::get(&parts.headers, GRPC_STATUS) {
         let code = Code::from_i32(code.trim().parse().unwrap_or(2));
         if code != Code::Ok {
@@ -312,12 +360,9 @@ fn read_stream_response(
         MessageStream::empty()
     } else {
         let decoder = MessageDecoder::response(body, payload, trailers.clone(), Some(cancel));
-        MessageStream::new(Deadlined::new(decoder, deadline)).with_trailers(trailers)
+        MessageStream::new(decoder).with_trailers(trailers)
     };
-    let kind = StreamKind::Bidi;
-    let mut result = RpcResult::value(Payload::Stream(StreamSlot::new(kind, messages)));
-    *result.header_attachments_mut() = header_attachments;
-    Ok(result)
+    Ok((messages, header_attachments))
 }
 
 /// Reads a unary response: the status from the trailers (or from the headers of a

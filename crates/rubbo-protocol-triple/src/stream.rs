@@ -212,7 +212,7 @@ enum End {
     /// A response body: trailers with these attachments and the status.
     Response {
         attachments: Attachments,
-        deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+        deadline: Option<(Instant, Pin<Box<tokio::time::Sleep>>)>,
     },
 }
 
@@ -247,7 +247,7 @@ impl StreamBody {
             messages,
             end: End::Response {
                 attachments,
-                deadline: deadline.map(|d| Box::pin(tokio::time::sleep_until(d.into()))),
+                deadline: deadline.map(|d| (d, Box::pin(tokio::time::sleep_until(d.into())))),
             },
             done: false,
         }
@@ -291,8 +291,8 @@ impl Body for StreamBody {
                 }
             }
             End::Response { deadline, .. } => {
-                if let Some(d) = deadline {
-                    if d.as_mut().poll(cx).is_ready() {
+                if let Some((at, sleep)) = deadline {
+                    if Instant::now() >= *at || sleep.as_mut().poll(cx).is_ready() {
                         let st = Status::new(Code::DeadlineExceeded, "deadline exceeded");
                         tracing::debug!("stream deadline exceeded");
                         return Poll::Ready(Some(Ok(this.trailers(Some(st)))));
@@ -337,6 +337,7 @@ use std::future::Future as _;
 /// ends the stream (and dropping the inner decoder resets the HTTP/2 stream).
 pub(crate) struct Deadlined<S> {
     inner: Option<S>,
+    deadline: Instant,
     sleep: Pin<Box<tokio::time::Sleep>>,
 }
 
@@ -344,6 +345,7 @@ impl<S> Deadlined<S> {
     pub(crate) fn new(inner: S, deadline: Instant) -> Self {
         Deadlined {
             inner: Some(inner),
+            deadline,
             sleep: Box::pin(tokio::time::sleep_until(deadline.into())),
         }
     }
@@ -357,10 +359,15 @@ impl<S: Stream<Item = Result<Bytes, RpcError>> + Unpin> Stream for Deadlined<S> 
         let Some(inner) = this.inner.as_mut() else {
             return Poll::Ready(None);
         };
-        if let Poll::Ready(item) = Pin::new(inner).poll_next(cx) {
-            return Poll::Ready(item);
+        // Past the deadline nothing more is delivered, even what already arrived
+        // (the timer may fire a little late).
+        let passed = Instant::now() >= this.deadline;
+        if !passed {
+            if let Poll::Ready(item) = Pin::new(inner).poll_next(cx) {
+                return Poll::Ready(item);
+            }
         }
-        if this.sleep.as_mut().poll(cx).is_ready() {
+        if passed || this.sleep.as_mut().poll(cx).is_ready() {
             this.inner = None;
             return Poll::Ready(Some(Err(RpcError::timeout(
                 "the stream's deadline passed before it ended",

@@ -64,6 +64,13 @@ impl<T> Streaming<T> {
         }
     }
 
+    /// The initial metadata (the response headers' attachments) of a bidirectional
+    /// call, once the first reply (or the end) was read; other calls report theirs
+    /// with the call's result (`context::capture_metadata`).
+    pub fn headers(&self) -> Attachments {
+        self.inner.headers()
+    }
+
     /// The trailing metadata (the trailers' attachments), once the stream ended.
     pub fn trailers(&self) -> Attachments {
         self.inner.trailers()
