@@ -301,7 +301,7 @@ async fn a_slow_provider_slows_the_client_stream_and_memory_stays_bounded() {
     let growth = watch.growth();
     println!(
         "client stream: {} MiB in {:?}, writer waited {} times, peak RSS growth {:.1} MiB",
-        n * MESSAGE as u64 >> 20,
+        (n * MESSAGE as u64) >> 20,
         started.elapsed(),
         waits.load(Ordering::Relaxed),
         growth as f64 / (1 << 20) as f64
@@ -342,7 +342,7 @@ async fn a_slow_consumer_slows_the_server_stream_and_memory_stays_bounded() {
     let growth = watch.growth();
     println!(
         "server stream: {} MiB in {:?}, provider's writer waited {} times, peak RSS growth {:.1} MiB",
-        n * MESSAGE as u64 >> 20,
+        (n * MESSAGE as u64) >> 20,
         started.elapsed(),
         seen.waits.load(Ordering::Relaxed),
         growth as f64 / (1 << 20) as f64
