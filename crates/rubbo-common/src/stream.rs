@@ -358,10 +358,13 @@ mod tests {
             .unwrap()
             .unwrap()
             .unwrap();
+        assert_eq!(rx.next().await.unwrap().unwrap(), "2");
+        // One message waits ("3"): the error takes the free place, after it.
         tx.fail(RpcError::timeout("late")).await;
         let rest: Vec<_> = rx.collect().await;
-        assert_eq!(rest.len(), 3);
-        assert_eq!(rest[2].as_ref().unwrap_err().kind(), ErrorKind::Timeout);
+        assert_eq!(rest.len(), 2);
+        assert_eq!(rest[0].as_ref().unwrap(), "3");
+        assert_eq!(rest[1].as_ref().unwrap_err().kind(), ErrorKind::Timeout);
     }
 
     #[tokio::test]
