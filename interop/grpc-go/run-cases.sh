@@ -10,7 +10,7 @@
 #       $INTEROP_CLIENT (default: grpc-go's own client), given grpc-go's client flags
 #       -server_host=HOST -server_port=PORT -use_tls=false -test_case=CASE.
 #
-# Default cases: the unary ones (below). Prints "PASS grpc-go/<client|server>/<case>" or
+# Default cases: every case grpc-go runs without TLS or compression (below). Prints "PASS grpc-go/<client|server>/<case>" or
 # "FAIL grpc-go/<client|server>/<case>: <last lines of its output>" per case, then
 # "N passed, N failed"; exits 1 if any case failed. <client|server> names the grpc-go peer used.
 # Env: GRPC_GO_BIN (default: what build.sh prints; built if missing), CASE_TIMEOUT (seconds per
@@ -29,8 +29,10 @@ esac
 [[ "$port" =~ ^[0-9]+$ ]] || usage
 cases=("$@")
 if (( ${#cases[@]} == 0 )); then
-    cases=(empty_unary large_unary status_code_and_message special_status_message custom_metadata
-        unimplemented_method unimplemented_service timeout_on_sleeping_server)
+    cases=(empty_unary large_unary client_streaming server_streaming ping_pong empty_stream
+        timeout_on_sleeping_server cancel_after_begin cancel_after_first_response
+        status_code_and_message special_status_message custom_metadata unimplemented_method
+        unimplemented_service)
 fi
 case_timeout="${CASE_TIMEOUT:-30}"
 bin="${GRPC_GO_BIN:-}"

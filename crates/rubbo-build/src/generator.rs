@@ -53,62 +53,92 @@ fn lit(s: &str) -> String {
     format!("{s:?}")
 }
 
+/// The `MethodDescriptor::stream` value of `m`.
+fn stream_kind(m: &Method) -> &'static str {
+    match (m.client_streaming, m.server_streaming) {
+        (true, true) => "Some(::rubbo::codegen::StreamKind::Bidi)",
+        (true, false) => "Some(::rubbo::codegen::StreamKind::Client)",
+        (false, true) => "Some(::rubbo::codegen::StreamKind::Server)",
+        (false, false) => "None",
+    }
+}
+
+/// The server trait's request type of `m`: the message, or a stream of them.
+fn server_input(m: &Method) -> String {
+    if m.client_streaming {
+        format!("{CG}::Streaming<{}>", m.input_type)
+    } else {
+        m.input_type.clone()
+    }
+}
+
+/// The server trait's reply type of `m`: the message, or a stream of them.
+fn server_output(m: &Method) -> String {
+    if m.server_streaming {
+        format!("{CG}::Outbound<{}>", m.output_type)
+    } else {
+        m.output_type.clone()
+    }
+}
+
 /// The Rust source of `service`.
 pub(crate) fn generate(service: &Service, options: Options) -> String {
     let interface = interface_name(service);
     let name = &service.name;
     let client = format!("{name}Client");
     let server = format!("{name}Server");
-    let unary: Vec<&Method> = service.methods.iter().filter(|m| is_unary(m)).collect();
+    let methods: Vec<&Method> = service.methods.iter().collect();
     let mut out = String::new();
 
-    // The server trait, implemented by the provider (and by the client).
+    // The server trait, implemented by the provider (and, for its unary rpcs, by the
+    // client).
     let _ = writeln!(out);
     service.comments.append_with_indent(0, &mut out);
     let _ = writeln!(
         out,
-        "/// The proto service `{interface}` (Triple, IDL mode): each unary rpc is an async \
-         method taking the request message and returning the reply or a gRPC status."
+        "/// The proto service `{interface}` (Triple, IDL mode): each rpc is an async \
+         method taking the request message (a [`{CG}::Streaming`] of them for a \
+         client or bidirectional streaming rpc) and returning the reply (an \
+         [`{CG}::Outbound`] stream of them for a server or bidirectional streaming \
+         rpc) or a gRPC status. A streaming rpc left unimplemented answers \
+         `UNIMPLEMENTED`."
     );
     if options.server {
         let _ = writeln!(out, "///\n/// Implement it and export [`{server}`].");
     }
     if options.client {
-        let _ = writeln!(out, "///\n/// [`{client}`] calls a provider through it.");
-    }
-    for m in service.methods.iter().filter(|m| !is_unary(m)) {
         let _ = writeln!(
             out,
-            "///\n/// Not generated: `{}` ({}); streaming rpcs come with Rubbo's streaming \
-             issue (#13), and until then a call to one is answered `UNIMPLEMENTED`.",
-            m.proto_name,
-            kind(m)
+            "///\n/// [`{client}`] calls a provider: its unary rpcs through this trait, its \
+             streaming rpcs as its own methods of the same names."
         );
     }
     let _ = writeln!(out, "pub trait {name} {{");
-    for m in &unary {
+    for m in &methods {
         m.comments.append_with_indent(1, &mut out);
         if !m.comments.leading.is_empty() || !m.comments.trailing.is_empty() {
             let _ = writeln!(out, "    ///");
         }
-        let _ = writeln!(
-            out,
-            "    /// The rpc `{proto}` (`/{interface}/{proto}`).\n    \
+        let signature = format!(
+            "    /// The {kind} rpc `{proto}` (`/{interface}/{proto}`).\n    \
              fn {rust}(&self, request: {input}) -> impl {CG}::StdFuture<Output = \
-             {CG}::Result<{output}, {CG}::Status>> + {CG}::Send;",
+             {CG}::Result<{output}, {CG}::Status>> + {CG}::Send",
+            kind = kind(m),
             proto = m.proto_name,
             rust = m.name,
-            input = m.input_type,
-            output = m.output_type,
+            input = server_input(m),
+            output = server_output(m),
         );
-    }
-    for m in service.methods.iter().filter(|m| !is_unary(m)) {
-        let _ = writeln!(
-            out,
-            "    // {} ({}): not generated yet, streaming is issue #13.",
-            m.proto_name,
-            kind(m)
-        );
+        if is_unary(m) {
+            let _ = writeln!(out, "{signature};");
+        } else {
+            let _ = writeln!(
+                out,
+                "{signature} {{\n        let _ = request;\n        async {{\n            \
+                 {CG}::Err({CG}::Status::unimplemented({msg}))\n        }}\n    }}",
+                msg = lit(&format!("/{interface}/{} is not implemented", m.proto_name)),
+            );
+        }
     }
     let _ = writeln!(out, "}}");
 
@@ -117,11 +147,11 @@ pub(crate) fn generate(service: &Service, options: Options) -> String {
         service,
         &interface,
         &client,
-        &unary,
+        &methods,
         options.client,
     );
     if options.server {
-        write_server(&mut out, name, &client, &server, &unary);
+        write_server(&mut out, name, &client, &server, &methods);
     }
     out
 }
@@ -133,18 +163,19 @@ fn write_client(
     service: &Service,
     interface: &str,
     client: &str,
-    unary: &[&Method],
+    all: &[&Method],
     methods: bool,
 ) {
     let name = &service.name;
-    let table: String = unary
+    let table: String = all
         .iter()
         .map(|m| {
             format!(
                 "        {CG}::MethodDescriptor {{ name: {wire}, parameter_types: \"\", \
-                 rust_name: {rust}, parameter_count: 1, idl: true }},\n",
+                 rust_name: {rust}, parameter_count: 1, idl: true, stream: {CG}::{stream} }},\n",
                 wire = lit(&m.proto_name),
                 rust = lit(&m.name),
+                stream = stream_kind(m),
             )
         })
         .collect();
@@ -162,7 +193,7 @@ pub struct {client} {{
 impl {client} {{
     /// The service name on the wire: the proto `package.Service`.
     pub const INTERFACE: &'static str = {iface_lit};
-    /// The unary rpcs (wire name, Rust name), in proto order.
+    /// The rpcs (wire name, Rust name, streaming shape), in proto order.
     pub const METHODS: &'static [{CG}::MethodDescriptor] = &[
 {table}    ];
     /// The whole service definition.
@@ -210,8 +241,49 @@ impl {client} {{
     if !methods {
         return;
     }
+    let _ = writeln!(out, "\nimpl {client} {{");
+    for (i, m) in all.iter().enumerate().filter(|(_, m)| !is_unary(m)) {
+        let (input, output, call) = match (m.client_streaming, m.server_streaming) {
+            (false, _) => (
+                m.input_type.clone(),
+                format!("{CG}::Streaming<{}>", m.output_type),
+                format!(
+                    "server_streaming::<{}, {}>({i}, &request)",
+                    m.input_type, m.output_type
+                ),
+            ),
+            (true, false) => (
+                format!("{CG}::Outbound<{}>", m.input_type),
+                m.output_type.clone(),
+                format!(
+                    "client_streaming::<{}, {}>({i}, request)",
+                    m.input_type, m.output_type
+                ),
+            ),
+            (true, true) => (
+                format!("{CG}::Outbound<{}>", m.input_type),
+                format!("{CG}::Streaming<{}>", m.output_type),
+                format!(
+                    "bidi_streaming::<{}, {}>({i}, request)",
+                    m.input_type, m.output_type
+                ),
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "    /// Calls the {kind} rpc `{proto}`: the replies as they come, decoded as \
+             they are read (dropping them cancels the call).\n    \
+             pub fn {rust}(&self, request: {input}) -> impl {CG}::StdFuture<Output = \
+             {CG}::Result<{output}, {CG}::Status>> + {CG}::Send + 'static {{\n        \
+             self.inner.{call}\n    }}",
+            kind = kind(m),
+            proto = m.proto_name,
+            rust = m.name,
+        );
+    }
+    let _ = writeln!(out, "}}");
     let _ = writeln!(out, "\nimpl {name} for {client} {{");
-    for (i, m) in unary.iter().enumerate() {
+    for (i, m) in all.iter().enumerate().filter(|(_, m)| is_unary(m)) {
         let _ = writeln!(
             out,
             "    fn {rust}(&self, request: {input}) -> impl {CG}::StdFuture<Output = \
@@ -226,18 +298,24 @@ impl {client} {{
 }
 
 /// The server: the dispatcher the builder exports (`Rubbo::export`).
-fn write_server(out: &mut String, name: &str, client: &str, server: &str, unary: &[&Method]) {
-    let arms: String = unary
+fn write_server(out: &mut String, name: &str, client: &str, server: &str, all: &[&Method]) {
+    let arms: String = all
         .iter()
         .enumerate()
         .map(|(i, m)| {
+            let serve = match (m.client_streaming, m.server_streaming) {
+                (false, false) => "serve_unary",
+                (false, true) => "serve_server_streaming",
+                (true, false) => "serve_client_streaming",
+                (true, true) => "serve_bidi_streaming",
+            };
             format!(
                 "            {CG}::Some({i}) => {{\n                \
                  let service = {CG}::StdArc::clone(&self.inner);\n                \
-                 {CG}::serve_unary(invocation, move |request: {input}| async move {{\n                    \
+                 {CG}::{serve}(invocation, move |request: {input}| async move {{\n                    \
                  <RubboImpl as {name}>::{rust}(&*service, request).await\n                \
                  }})\n            }}\n",
-                input = m.input_type,
+                input = server_input(m),
                 rust = m.name,
             )
         })
@@ -352,7 +430,7 @@ mod tests {
     }
 
     #[test]
-    fn unary_rpcs_are_generated_and_streaming_ones_are_only_named() {
+    fn every_rpc_is_generated_with_its_streaming_shape() {
         let all = Options {
             client: true,
             server: true,
@@ -361,8 +439,15 @@ mod tests {
         assert!(code.contains("pub const INTERFACE: &'static str = \"a.b.Greeter\";"));
         assert!(code.contains("name: \"Greet\""), "{code}");
         assert!(code.contains("fn greet(&self, request: Req)"));
-        assert!(!code.contains("fn watch("), "{code}");
-        assert!(code.contains("Watch (server streaming): not generated yet"));
+        assert!(
+            code.contains("fn watch(&self, request: Req) -> impl ::rubbo::codegen::StdFuture<Output = ::rubbo::codegen::Result<::rubbo::codegen::Outbound<Rep>"),
+            "{code}"
+        );
+        assert!(
+            code.contains("stream: ::rubbo::codegen::Some(::rubbo::codegen::StreamKind::Server)")
+        );
+        assert!(code.contains("pub fn watch(&self, request: Req) -> impl ::rubbo::codegen::StdFuture<Output = ::rubbo::codegen::Result<::rubbo::codegen::Streaming<Rep>"));
+        assert!(code.contains("::rubbo::codegen::serve_server_streaming(invocation"));
         assert!(code.contains("impl<RubboImpl> ::rubbo::codegen::Dispatch for GreeterServer"));
         // Only `::rubbo::codegen` paths and the message types.
         assert!(!code.contains("::std::") && !code.contains("::prost::"));

@@ -94,6 +94,42 @@ async fn failover_never_retries_business_or_non_retryable_errors() {
 }
 
 #[tokio::test]
+async fn failover_never_resends_a_stream_that_went_out() {
+    use rubbo_common::Arguments;
+    use rubbo_common::stream::{MessageStream, StreamKind, StreamSlot};
+    let streaming = || {
+        inv("m").with_arguments(Arguments::Stream(StreamSlot::new(
+            StreamKind::Bidi,
+            MessageStream::empty(),
+        )))
+    };
+    // The provider took (sent) the stream, then failed: not retried.
+    let sent: Vec<Arc<TestInvoker>> = (1..=3)
+        .map(|i| {
+            TestInvoker::new(&provider_url(i, ""), |_, inv| {
+                let _ = inv.arguments().as_stream().map(|s| s.take());
+                Reply::Err(ErrorKind::Network)
+            })
+        })
+        .collect();
+    let refs: Vec<&Arc<TestInvoker>> = sent.iter().collect();
+    let err = bounded(join("", &refs).invoke(streaming()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Network);
+    assert_eq!(total_calls(&refs), 1);
+    // Failed before taking it (no connection): another provider gets it.
+    let unsent: Vec<Arc<TestInvoker>> = (1..=3)
+        .map(|i| TestInvoker::failing(&provider_url(i, ""), ErrorKind::Network))
+        .collect();
+    let refs: Vec<&Arc<TestInvoker>> = unsent.iter().collect();
+    bounded(join("", &refs).invoke(streaming()))
+        .await
+        .unwrap_err();
+    assert_eq!(total_calls(&refs), 3);
+}
+
+#[tokio::test]
 async fn no_provider_error_when_nothing_is_available() {
     let a = TestInvoker::ok(&provider_url(1, ""));
     a.available.store(false, Ordering::SeqCst);

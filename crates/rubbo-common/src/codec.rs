@@ -86,6 +86,7 @@ impl Payload {
                 rubbo_hessian2::from_value(v).map_err(|e| ser_err("cannot convert the value", e))
             }
             Payload::Encoded(enc) => enc.decode(),
+            Payload::Stream(_) => Err(stream_not_value()),
         }
     }
 
@@ -98,6 +99,7 @@ impl Payload {
                 rubbo_hessian2::to_value(&**t).map_err(|e| ser_err("cannot convert the value", e))
             }
             Payload::Encoded(enc) => enc.to_value(),
+            Payload::Stream(_) => Err(stream_not_value()),
         }
     }
 }
@@ -122,6 +124,7 @@ impl Arguments {
                     .map_err(|e| ser_err("cannot convert the arguments", e))
             }
             Arguments::Encoded { count, encoded } => encoded.decode_values(*count),
+            Arguments::Stream(_) => Err(stream_not_value()),
         }
     }
 
@@ -139,8 +142,14 @@ impl Arguments {
                 }
             }
             Arguments::Encoded { count, encoded } => encoded.to_values(*count),
+            Arguments::Stream(_) => Err(stream_not_value()),
         }
     }
+}
+
+/// A stream of messages read as one value.
+fn stream_not_value() -> RpcError {
+    RpcError::serialization("a message stream is not one value: read it as a stream")
 }
 
 /// A tuple read from dynamic values.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::result::{Encoded, TypedValue};
+use crate::stream::StreamSlot;
 use crate::{Url, Value};
 
 /// Call attachments (Dubbo's `RpcContext` attachments): string keys, dynamic values.
@@ -32,6 +33,10 @@ pub enum Arguments {
         /// The bytes.
         encoded: Encoded,
     },
+    /// A streaming call's requests: a stream of encoded messages (one message for a
+    /// server-streaming call), taken once by the protocol invoker on the consumer or
+    /// by the dispatcher on the provider.
+    Stream(StreamSlot),
 }
 
 impl Arguments {
@@ -53,12 +58,27 @@ impl Arguments {
         match self {
             Arguments::Values(v) => v.len(),
             Arguments::Typed { count, .. } | Arguments::Encoded { count, .. } => *count,
+            Arguments::Stream(_) => 1,
         }
     }
 
     /// Whether there are no arguments.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The request stream of a streaming call.
+    pub fn as_stream(&self) -> Option<&StreamSlot> {
+        match self {
+            Arguments::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a streaming call whose stream was taken (sent): such a call
+    /// must not be retried, since its messages are gone.
+    pub fn stream_started(&self) -> bool {
+        matches!(self, Arguments::Stream(s) if s.is_taken())
     }
 
     /// The dynamic values, when the arguments are in that form.
@@ -80,6 +100,7 @@ impl fmt::Debug for Arguments {
                 .field(count)
                 .field(encoded)
                 .finish(),
+            Arguments::Stream(s) => f.debug_tuple("Stream").field(s).finish(),
         }
     }
 }

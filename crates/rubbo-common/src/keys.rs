@@ -182,6 +182,10 @@ keys! {
     /// (Rubbo only; written from the service descriptor, as Java decides per method
     /// from its types in `ReflectionPackableMethod`).
     IDL_METHODS_KEY = "idl-methods";
+    /// The provider URL's streaming IDL methods and their shapes, `name:kind` comma
+    /// separated, kind `client`, `server` or `bidi` (Rubbo only; written from the
+    /// service descriptor, so Triple reads their messages as a stream).
+    STREAM_METHODS_KEY = "stream-methods";
     /// Whether the QoS server starts (Java's `QosConstants.QOS_ENABLE`).
     QOS_ENABLE_KEY = "qos.enable";
     /// Whether a QoS server that cannot start fails the application (Java's `QOS_CHECK`).

@@ -29,6 +29,7 @@ mod protocol;
 pub mod resolve;
 mod result;
 pub mod serialization;
+pub mod stream;
 mod unboxed;
 pub mod url;
 

@@ -7,6 +7,7 @@ use bytes::Bytes;
 
 use crate::invocation::Attachments;
 use crate::serialization::Serialization;
+use crate::stream::StreamSlot;
 use crate::{RpcError, Value};
 
 /// A value still in its wire form: the bytes of one or more serialized values,
@@ -64,6 +65,8 @@ pub enum Payload {
     Typed(TypedValue),
     /// Bytes as they came off the wire, decoded lazily.
     Encoded(Encoded),
+    /// A streaming call's replies: a stream of encoded messages, taken once.
+    Stream(StreamSlot),
 }
 
 impl fmt::Debug for Payload {
@@ -73,6 +76,7 @@ impl fmt::Debug for Payload {
             Payload::Value(v) => f.debug_tuple("Value").field(v).finish(),
             Payload::Typed(_) => f.write_str("Typed(..)"),
             Payload::Encoded(e) => f.debug_tuple("Encoded").field(e).finish(),
+            Payload::Stream(s) => f.debug_tuple("Stream").field(s).finish(),
         }
     }
 }

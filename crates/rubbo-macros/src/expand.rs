@@ -221,6 +221,7 @@ fn method_descriptor(m: &Method, cg: &TokenStream) -> TokenStream {
             rust_name: #rust,
             parameter_count: #count,
             idl: false,
+            stream: #cg::None,
         }
     }
 }

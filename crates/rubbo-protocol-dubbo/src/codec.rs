@@ -278,6 +278,11 @@ pub fn encode_request(
             }
         }
         Arguments::Typed { value, .. } => enc.write_args(&**value)?,
+        Arguments::Stream(_) => {
+            return Err(CodecError::BadArguments(
+                "a message stream: the dubbo protocol has no streaming calls (use tri)".into(),
+            ));
+        }
         Arguments::Encoded { .. } => {
             for v in inv
                 .arguments()
@@ -928,6 +933,12 @@ pub fn encode_response(
                 // write it in Hessian.
                 Payload::Encoded(e) => enc.write_value(&e.serialization.read_value(&e.bytes)?)?,
                 Payload::Null => enc.write_null()?,
+                Payload::Stream(_) => {
+                    return Err(CodecError::BadArguments(
+                        "a message stream as a reply: the dubbo protocol has no streaming calls"
+                            .into(),
+                    ));
+                }
             }
         }
     }

@@ -54,3 +54,57 @@ impl Body for UnaryBody {
         h
     }
 }
+
+/// The body of every Triple request and response: one message (unary) or a stream.
+pub(crate) enum TriBody {
+    /// One message and trailers, or nothing.
+    Unary(UnaryBody),
+    /// Messages pulled from a stream as the connection can take them.
+    Stream(crate::stream::StreamBody),
+}
+
+impl From<UnaryBody> for TriBody {
+    fn from(b: UnaryBody) -> Self {
+        TriBody::Unary(b)
+    }
+}
+
+impl std::fmt::Debug for TriBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TriBody::Unary(b) => b.fmt(f),
+            TriBody::Stream(_) => f.write_str("StreamBody"),
+        }
+    }
+}
+
+impl Body for TriBody {
+    type Data = Bytes;
+    type Error = rubbo_common::RpcError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        match self.get_mut() {
+            TriBody::Unary(b) => Pin::new(b)
+                .poll_frame(cx)
+                .map(|f| f.map(|f| f.map_err(|e| match e {}))),
+            TriBody::Stream(b) => Pin::new(b).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            TriBody::Unary(b) => b.is_end_stream(),
+            TriBody::Stream(b) => b.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            TriBody::Unary(b) => b.size_hint(),
+            TriBody::Stream(_) => SizeHint::new(),
+        }
+    }
+}

@@ -3,8 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::Full;
 use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use parking_lot::Mutex;
@@ -20,7 +18,7 @@ use crate::config::H2Settings;
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// The request body type of the client.
-pub(crate) type ReqBody = Full<Bytes>;
+pub(crate) type ReqBody = crate::body::TriBody;
 
 /// A connection to one address, opened on demand.
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 //! (`TriHealthImpl`): `Check` with an empty service name asks about the server
 //! (`SERVING` while it serves), with a service name about that service (`SERVING` when
 //! it is exported here, by interface name or service key; gRPC's `NOT_FOUND` status
-//! otherwise). `Watch` is a server stream, for the streaming issue (#13).
+//! otherwise). `Watch` (a server stream) is not served yet.
 //!
 //! The two messages are written here with prost's derive rather than generated: they
 //! are two fields in all, and the protocol crate must not need `protoc` to build.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, Uri, Version};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use prost::Message;
 use rubbo_common::keys::{self, Timeout};
@@ -20,11 +20,14 @@ use rubbo_common::{
 use rubbo_serialization::{PROTOBUF, is_protobuf};
 use tracing::{Instrument, debug};
 
+use crate::body::{TriBody, UnaryBody};
 use crate::channel::Channel;
 use crate::frame;
 use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_PROTO, GRPC_STATUS};
 use crate::status::{self, Code};
+use crate::stream::{Deadlined, MessageDecoder, StreamBody};
 use crate::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
+use rubbo_common::stream::{MessageStream, StreamKind, StreamSlot};
 
 /// Calls one provider at [`url()`](Invoker::url) over Triple.
 #[derive(Debug, Clone)]
@@ -85,10 +88,7 @@ impl TripleInvoker {
     }
 
     /// Builds the request of `inv`, how long it may take and whether it is in IDL mode.
-    fn prepare(
-        &self,
-        inv: &Invocation,
-    ) -> Result<(Request<Full<Bytes>>, Duration, bool), RpcError> {
+    fn prepare(&self, inv: &Invocation) -> Result<(Request<TriBody>, Duration, bool), RpcError> {
         let inner = &self.inner;
         if inner.destroyed.load(Ordering::Acquire) {
             return Err(RpcError::network(format!(
@@ -102,23 +102,33 @@ impl TripleInvoker {
             Some(d) => d.saturating_duration_since(Instant::now()),
             None => inner.url.method_param::<Timeout>(inv.method()),
         };
-        let idl = idl_message(inv.arguments());
-        let message = match idl {
-            Some(m) => m.clone(),
-            None => TripleRequestWrapper::for_invocation(inv)
-                .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?
-                .encode_to_vec()
-                .into(),
+        // A streaming call's body is set once the connection is ready
+        // (`invoke_stream`): its stream is taken only then.
+        let (body, idl) = if let Arguments::Stream(_) = inv.arguments() {
+            (TriBody::Unary(UnaryBody::empty()), true)
+        } else {
+            let idl = idl_message(inv.arguments());
+            let message = match idl {
+                Some(m) => m.clone(),
+                None => TripleRequestWrapper::for_invocation(inv)
+                    .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?
+                    .encode_to_vec()
+                    .into(),
+            };
+            let body = frame::encode(&message)
+                .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
+            if inner.payload > 0 && body.len() as i64 - frame::PREFIX_LEN as i64 > inner.payload {
+                return Err(RpcError::serialization(format!(
+                    "Data length too large: {}, max payload: {}",
+                    body.len() - frame::PREFIX_LEN,
+                    inner.payload
+                )));
+            }
+            (
+                TriBody::Unary(UnaryBody::new(Some(body), None)),
+                idl.is_some(),
+            )
         };
-        let body = frame::encode(&message)
-            .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
-        if inner.payload > 0 && body.len() as i64 - frame::PREFIX_LEN as i64 > inner.payload {
-            return Err(RpcError::serialization(format!(
-                "Data length too large: {}, max payload: {}",
-                body.len() - frame::PREFIX_LEN,
-                inner.payload
-            )));
-        }
         let uri = Uri::builder()
             .scheme("http")
             .authority(inner.channel.addr())
@@ -127,7 +137,7 @@ impl TripleInvoker {
             .map_err(|e| {
                 RpcError::serialization(format!("bad request path for {}: {e}", inv.method()))
             })?;
-        let mut req = Request::new(Full::new(body));
+        let mut req = Request::new(body);
         *req.method_mut() = Method::POST;
         *req.uri_mut() = uri;
         *req.version_mut() = Version::HTTP_2;
@@ -142,7 +152,64 @@ impl TripleInvoker {
             keys::TIMEOUT_KEY,
             HeaderValue::from(timeout.as_millis() as u64),
         );
-        Ok((req, timeout, idl.is_some()))
+        Ok((req, timeout, idl))
+    }
+
+    /// A streaming call: the request body is fed from the invocation's stream as the
+    /// connection takes it; the replies are a stream (server and bidirectional
+    /// streaming) or one message (client streaming). The timeout covers the whole
+    /// stream; the stream is taken only once the connection is ready, so a call that
+    /// could not connect may be retried, and one that sent anything is not.
+    fn invoke_stream(
+        &self,
+        mut req: Request<TriBody>,
+        slot: StreamSlot,
+        timeout: Duration,
+        method: std::sync::Arc<str>,
+    ) -> InvokeFuture {
+        let inner = self.inner.clone();
+        let deadline = Instant::now() + timeout;
+        Box::pin(async move {
+            let exchange = async {
+                let mut sender = inner.channel.sender().await?;
+                sender.ready().await.map_err(network)?;
+                let messages = slot.take()?;
+                let (cancel, cancelled) = tokio::sync::oneshot::channel();
+                *req.body_mut() = TriBody::Stream(StreamBody::request(messages, cancelled));
+                let response = sender.send_request(req);
+                if slot.kind() == StreamKind::Bidi {
+                    // The replies at once, the response headers read on their first
+                    // poll: a bidirectional call's requests may have to flow before
+                    // the peer answers anything (grpc-go sends no headers until its
+                    // first reply).
+                    return Ok(lazy_replies(response, inner.payload, cancel, deadline));
+                }
+                let resp = response.await.map_err(network)?;
+                if slot.kind().streams_replies() {
+                    let trailers: Metadata = Default::default();
+                    let (messages, headers) =
+                        open_replies(resp, inner.payload, cancel, trailers.clone())?;
+                    let messages = MessageStream::new(Deadlined::new(messages, deadline))
+                        .with_trailers(trailers);
+                    let mut result =
+                        RpcResult::value(Payload::Stream(StreamSlot::new(slot.kind(), messages)));
+                    *result.header_attachments_mut() = headers;
+                    Ok(result)
+                } else {
+                    let r = read_response(resp, inner.payload, true).await;
+                    drop(cancel);
+                    r
+                }
+            };
+            match tokio::time::timeout(timeout, exchange).await {
+                Ok(r) => r,
+                Err(_) => Err(RpcError::timeout(format!(
+                    "no response from {} for {method} within {} ms",
+                    inner.channel.addr(),
+                    timeout.as_millis()
+                ))),
+            }
+        })
     }
 }
 
@@ -164,6 +231,14 @@ impl Invoker for TripleInvoker {
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
         let method = inv.method_arc();
+        if let Arguments::Stream(slot) = inv.arguments() {
+            let slot = slot.clone();
+            drop(inv);
+            return Box::pin(
+                self.invoke_stream(req, slot, timeout, method)
+                    .instrument(span),
+            );
+        }
         drop(inv);
         let inner = self.inner.clone();
         let deadline = Instant::now() + timeout;
@@ -214,6 +289,80 @@ impl Invoker for TripleInvoker {
 
 fn network(e: hyper::Error) -> RpcError {
     RpcError::network(format!("HTTP/2 exchange failed: {e}")).with_source(e)
+}
+
+type Metadata = std::sync::Arc<std::sync::Mutex<rubbo_common::Attachments>>;
+
+/// The replies of a bidirectional call whose response has not come yet: the first
+/// poll waits for the response headers (stored as the stream's headers); a
+/// trailers-only error response is the stream's one item.
+fn lazy_replies(
+    response: impl std::future::Future<Output = Result<http::Response<Incoming>, hyper::Error>>
+    + Send
+    + 'static,
+    payload: i64,
+    cancel: tokio::sync::oneshot::Sender<()>,
+    deadline: Instant,
+) -> RpcResult {
+    use futures::TryFutureExt;
+    let headers: Metadata = Default::default();
+    let trailers: Metadata = Default::default();
+    let (h, t) = (headers.clone(), trailers.clone());
+    let opened = async move {
+        let resp = response.await.map_err(network)?;
+        let (messages, got) = open_replies(resp, payload, cancel, t)?;
+        if let Ok(mut h) = h.lock() {
+            *h = got;
+        }
+        Ok::<_, RpcError>(messages)
+    };
+    let messages = MessageStream::new(opened.try_flatten_stream());
+    let messages = MessageStream::new(Deadlined::new(messages, deadline))
+        .with_headers(headers)
+        .with_trailers(trailers);
+    RpcResult::value(Payload::Stream(StreamSlot::new(StreamKind::Bidi, messages)))
+}
+
+/// Reads the headers of a response whose replies are a stream: a trailers-only
+/// response is its status (an error, or an empty stream); otherwise the replies,
+/// decoded as the caller polls them until the trailers' status (whose attachments
+/// go to `trailers`). Also gives the response headers' attachments.
+fn open_replies(
+    resp: http::Response<Incoming>,
+    payload: i64,
+    cancel: tokio::sync::oneshot::Sender<()>,
+    trailers: Metadata,
+) -> Result<(MessageStream, rubbo_common::Attachments), RpcError> {
+    let (parts, body) = resp.into_parts();
+    let content_type = headers::get(&parts.headers, "content-type").unwrap_or("");
+    if !content_type.starts_with(GRPC) {
+        let code = Code::from_http(parts.status.as_u16());
+        return Err(status::error_for_status(
+            code,
+            &format!(
+                "HTTP {} with invalid content-type {content_type:?}",
+                parts.status
+            ),
+        ));
+    }
+    let header_attachments = headers::attachments_from_response_headers(&parts.headers);
+    let messages = if let Some(code) = headers::get(&parts.headers, GRPC_STATUS) {
+        let code = Code::from_i32(code.trim().parse().unwrap_or(2));
+        if code != Code::Ok {
+            let message = parts
+                .headers
+                .get(GRPC_MESSAGE)
+                .map(|m| status::decode_message(m.as_bytes()))
+                .unwrap_or_default();
+            debug!(status = %code, error = %message, "error response");
+            return Err(status::error_for_status(code, &message));
+        }
+        MessageStream::empty()
+    } else {
+        let decoder = MessageDecoder::response(body, payload, trailers.clone(), Some(cancel));
+        MessageStream::new(decoder).with_trailers(trailers)
+    };
+    Ok((messages, header_attachments))
 }
 
 /// Reads a unary response: the status from the trailers (or from the headers of a

@@ -30,8 +30,20 @@
 //!
 //! - gRPC health checking (`grpc.health.v1.Health/Check`) on every server.
 //!
-//! Not yet: streaming (and health's `Watch`), compression, taking an h2c upgrade (such
-//! a request is answered over HTTP/1.1), server reflection.
+//! - Streaming IDL rpcs (server, client and bidirectional; the provider URL's
+//!   `stream-methods` names them): the messages travel as a
+//!   [`rubbo_common::stream::MessageStream`] in `Arguments::Stream` /
+//!   `Payload::Stream`. Flow control reaches the caller with no unbounded queue: an
+//!   inbound stream is read off the connection only as the application polls it (so
+//!   the peer's HTTP/2 window reopens only as fast), and an outbound one is pulled
+//!   only when the stream has send capacity (so a bounded sender's `send` waits while
+//!   the peer's window is 0). Dropping the reply stream resets the call; an error
+//!   mid-stream is the trailers' status; the call's timeout covers the whole stream.
+//!   A streaming call is not retried once its stream was taken (failover stops).
+//!
+//! Not yet: wrapper-mode streams (Java `StreamObserver`), health's `Watch`,
+//! compression, taking an h2c upgrade (such a request is answered over HTTP/1.1),
+//! server reflection.
 
 mod body;
 mod channel;
@@ -45,6 +57,7 @@ mod protocol;
 mod rest;
 mod server;
 pub mod status;
+mod stream;
 pub mod wrapper;
 
 pub use error::TripleError;

@@ -30,16 +30,18 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::{Instrument, debug, info, warn};
 
-use crate::body::UnaryBody;
+use crate::body::{TriBody, UnaryBody};
 use crate::config::H2Settings;
 use crate::error::TripleError;
 use crate::frame;
 use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_STATUS};
 use crate::health;
 use crate::status::{self, Code};
+use crate::stream::{MessageDecoder, StreamBody};
 use crate::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
 use rubbo_common::executor::{Executions, Exhausted};
 use rubbo_common::exporters::{ExporterMap, exporter_key};
+use rubbo_common::stream::{MessageStream, StreamKind, StreamSlot};
 
 /// What one server needs to answer requests.
 #[derive(Debug, Clone)]
@@ -204,7 +206,7 @@ fn refuse(http: StatusCode, code: Code, message: &str) -> Response<UnaryBody> {
     r
 }
 
-fn put_status(h: &mut HeaderMap, code: Code, message: &str) {
+pub(crate) fn put_status(h: &mut HeaderMap, code: Code, message: &str) {
     h.insert(GRPC_STATUS, HeaderValue::from(code.as_i32()));
     if !message.is_empty() {
         if let Ok(v) = HeaderValue::from_str(&status::encode_message(message)) {
@@ -234,39 +236,39 @@ fn code_for_decode(e: &TripleError) -> Code {
 }
 
 impl Handler {
-    async fn handle(&self, req: Request<Incoming>, peer: Arc<Peer>) -> Response<UnaryBody> {
+    async fn handle(&self, req: Request<Incoming>, peer: Arc<Peer>) -> Response<TriBody> {
         let received = Instant::now();
         if crate::rest::wants_rest(&req) {
-            return self.rest(req, peer, received).await;
+            return self.rest(req, peer, received).await.map(TriBody::from);
         }
         let path = req.uri().path().to_owned();
         let content_type = headers::get(req.headers(), "content-type").unwrap_or("");
         if !content_type.starts_with(GRPC) {
             warn!(path, content_type, "not a gRPC request");
-            return refuse(
+            return tri(refuse(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 Code::Unimplemented,
                 &format!(
                     "content-type {content_type:?} is not supported: only application/grpc \
                      and application/grpc+proto are served for now"
                 ),
-            );
+            ));
         }
         if req.method() != Method::POST {
-            return refuse(
+            return tri(refuse(
                 StatusCode::METHOD_NOT_ALLOWED,
                 Code::Unimplemented,
                 "gRPC requests are POST",
-            );
+            ));
         }
         if let Some(enc) = headers::get(req.headers(), headers::GRPC_ENCODING) {
             if enc != "identity" {
                 warn!(path, encoding = enc, "unsupported grpc-encoding");
-                return refuse(
+                return tri(refuse(
                     StatusCode::OK,
                     Code::Unimplemented,
                     &format!("grpc-encoding '{enc}' is not supported (identity only)"),
-                );
+                ));
             }
         }
         let deadline = headers::get(req.headers(), headers::GRPC_TIMEOUT)
@@ -294,7 +296,7 @@ impl Handler {
             },
             None => call.await,
         };
-        response.unwrap_or_else(|(code, message)| refuse(StatusCode::OK, code, &message))
+        response.unwrap_or_else(|(code, message)| tri(refuse(StatusCode::OK, code, &message)))
     }
 
     /// Reads, routes and runs one call, then writes its response.
@@ -304,22 +306,22 @@ impl Handler {
         path: &str,
         peer: Arc<Peer>,
         deadline: Option<Instant>,
-    ) -> Result<Response<UnaryBody>, (Code, String)> {
+    ) -> Result<Response<TriBody>, (Code, String)> {
         let (service_path, method) = match path.trim_start_matches('/').rsplit_once('/') {
             Some((s, m)) if !s.is_empty() && !m.is_empty() => (s, m),
             _ => {
                 warn!(path, "bad path");
-                return Ok(refuse(
+                return Ok(tri(refuse(
                     StatusCode::NOT_FOUND,
                     Code::Unimplemented,
                     &format!("Invoker for gRPC not found: bad path {path}"),
-                ));
+                )));
             }
         };
         if service_path == health::SERVICE {
             let body = self.read_message(req, &peer, method).await?;
             let result = health::answer(&self.exporters, method, &body)?;
-            return Ok(respond_idl(Ok(result), method));
+            return Ok(tri(respond_idl(Ok(result), method)));
         }
         let group = headers::get(req.headers(), headers::SERVICE_GROUP);
         let version = headers::get(req.headers(), headers::SERVICE_VERSION);
@@ -331,14 +333,14 @@ impl Handler {
                     let key = exporter_key(group, service_path, version);
                     let known: Vec<&str> = map.keys().collect();
                     warn!(service = %key, method, "unknown service");
-                    return Ok(refuse(
+                    return Ok(tri(refuse(
                         StatusCode::NOT_FOUND,
                         Code::Unimplemented,
                         &format!(
                             "Invoker for gRPC not found: {key} (method {method}) in [{}]",
                             known.join(", ")
                         ),
-                    ));
+                    )));
                 }
             }
         };
@@ -362,23 +364,19 @@ impl Handler {
         }
         let mut attachments = headers::attachments_from(req.headers());
         let app = headers::get(req.headers(), headers::CONSUMER_APP_NAME).map(str::to_owned);
-        let message = self.read_message(req, &peer, method).await?;
-        // IDL mode: the message is the request, handed on as it came. Wrapper mode:
-        // the arguments inside the wrapper, and the wrapper's serialization answers.
-        let (arguments, parameter_types, serialize_type) = if idl {
-            let encoded = Encoded::new(&PROTOBUF, message);
-            (Arguments::Encoded { count: 1, encoded }, None, None)
+        let streaming = if idl {
+            stream_kind(exported.invoker.url(), method)
         } else {
-            let wrapper = TripleRequestWrapper::decode_strict(message).map_err(|e| {
-                warn!(peer = %peer.remote, method, error = %e, "bad request wrapper");
-                (code_for_decode(&e), e.to_string())
-            })?;
-            let arguments = wrapper.arguments().map_err(|e| {
-                warn!(peer = %peer.remote, method, error = %e, "undecodable arguments");
-                (Code::Internal, format!("cannot decode the arguments: {e}"))
-            })?;
-            let types = wrapper.descriptor();
-            (arguments, Some(types), Some(wrapper.serialize_type))
+            None
+        };
+        // A streaming call: its requests as they come, decoded as the service reads
+        // them (so the peer's window opens only as fast as that).
+        let (arguments, parameter_types, serialize_type) = if let Some(kind) = streaming {
+            let decoder = MessageDecoder::request(req.into_body(), self.payload);
+            let slot = StreamSlot::new(kind, MessageStream::new(decoder));
+            (Arguments::Stream(slot), None, None)
+        } else {
+            self.unary_arguments(req, &peer, method, idl).await?
         };
         let mut inv = Invocation::new(exported.interface.clone(), method).with_arguments(arguments);
         if let Some(types) = parameter_types {
@@ -399,7 +397,7 @@ impl Handler {
         if let Some(d) = deadline {
             inv.set_deadline(d);
         }
-        debug!(service = %exported.interface, method, peer = %remote, "invoke");
+        debug!(service = %exported.interface, method, peer = %remote, streaming = ?streaming, "invoke");
         // Over the bound: RESOURCE_EXHAUSTED at once, with the dubbo protocol's text.
         let _running = match &self.executions {
             None => None,
@@ -411,10 +409,44 @@ impl Handler {
             ),
         };
         let result = exported.invoker.invoke(inv).await;
-        Ok(match serialize_type {
-            Some(t) => respond(result, &t, method),
-            None => respond_idl(result, method),
+        Ok(match (serialize_type, streaming) {
+            (Some(t), _) => tri(respond(result, &t, method)),
+            (None, Some(kind)) if kind.streams_replies() => {
+                respond_stream(result, method, deadline)
+            }
+            (None, _) => tri(respond_idl(result, method)),
         })
+    }
+
+    /// The arguments of a unary call: its one message, as it came (IDL mode) or
+    /// unwrapped, with the wrapper's parameter types and serialization.
+    #[allow(clippy::type_complexity)]
+    async fn unary_arguments(
+        &self,
+        req: Request<Incoming>,
+        peer: &Peer,
+        method: &str,
+        idl: bool,
+    ) -> Result<(Arguments, Option<String>, Option<String>), (Code, String)> {
+        let message = self.read_message(req, peer, method).await?;
+        // IDL mode: the message is the request, handed on as it came. Wrapper mode:
+        // the arguments inside the wrapper, and the wrapper's serialization answers.
+        let (arguments, parameter_types, serialize_type) = if idl {
+            let encoded = Encoded::new(&PROTOBUF, message);
+            (Arguments::Encoded { count: 1, encoded }, None, None)
+        } else {
+            let wrapper = TripleRequestWrapper::decode_strict(message).map_err(|e| {
+                warn!(peer = %peer.remote, method, error = %e, "bad request wrapper");
+                (code_for_decode(&e), e.to_string())
+            })?;
+            let arguments = wrapper.arguments().map_err(|e| {
+                warn!(peer = %peer.remote, method, error = %e, "undecodable arguments");
+                (Code::Internal, format!("cannot decode the arguments: {e}"))
+            })?;
+            let types = wrapper.descriptor();
+            (arguments, Some(types), Some(wrapper.serialize_type))
+        };
+        Ok((arguments, parameter_types, serialize_type))
     }
 
     /// Reads the one request message of a unary call (within `payload`).
@@ -454,6 +486,69 @@ impl Handler {
         })?;
         Ok(message)
     }
+}
+
+/// The streaming shape of IDL `method` of the service exported at `url`, from its
+/// `stream-methods` (`None`: unary).
+pub(crate) fn stream_kind(url: &Url, method: &str) -> Option<StreamKind> {
+    StreamKind::of_method(url.get_param(keys::STREAM_METHODS_KEY)?, method)
+}
+
+/// A unary response as a Triple body.
+fn tri(r: Response<UnaryBody>) -> Response<TriBody> {
+    r.map(TriBody::from)
+}
+
+/// The response of a call whose replies are a stream: the headers at once (with the
+/// result's header attachments), then each message as the stream yields it and the
+/// connection can take it, then trailers with the result's attachments and the
+/// status (an error mid-stream is the status; past `deadline`, `DEADLINE_EXCEEDED`).
+fn respond_stream(
+    result: Result<RpcResult, RpcError>,
+    method: &str,
+    deadline: Option<Instant>,
+) -> Response<TriBody> {
+    let mut result = match result {
+        Ok(r) => r,
+        Err(e) => return tri(failed(&e, method)),
+    };
+    let header_attachments = result.take_header_attachments();
+    let (outcome, attachments) = result.into_parts();
+    let messages = match outcome {
+        Outcome::Value(Payload::Stream(slot)) => match slot.take() {
+            Ok(s) => s,
+            Err(e) => return tri(failed(&e, method)),
+        },
+        // One reply, sent as a stream of one.
+        Outcome::Value(Payload::Encoded(e)) if is_protobuf(e.serialization) => {
+            MessageStream::once(e.bytes)
+        }
+        Outcome::Value(Payload::Null) => MessageStream::empty(),
+        Outcome::Value(_) => {
+            warn!(
+                method,
+                "streaming method returned a value that is not a stream"
+            );
+            return tri(refuse(
+                StatusCode::OK,
+                Code::Internal,
+                &format!("{method} is a streaming method but returned no stream"),
+            ));
+        }
+        Outcome::Exception(e) => {
+            let e = RpcError::from_biz(e);
+            return tri(refuse(StatusCode::OK, Code::Unknown, e.message()));
+        }
+    };
+    let mut r = Response::new(TriBody::Stream(StreamBody::response(
+        messages,
+        attachments,
+        deadline,
+    )));
+    let h = r.headers_mut();
+    headers::put_attachments(h, &header_attachments);
+    h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
+    r
 }
 
 /// Whether `method` of the service exported at `url` is served in IDL mode: it is

@@ -163,7 +163,7 @@ fn encode_arguments(args: &Arguments) -> Result<Vec<Bytes>, TripleError> {
             return Ok(vec![encoded.bytes.clone()]);
         }
         Arguments::Values(v) => Ok(v.clone()),
-        Arguments::Encoded { .. } => args.to_values(),
+        Arguments::Encoded { .. } | Arguments::Stream(_) => args.to_values(),
     }
     .map_err(|e| TripleError::Serialization(e.to_string()))?;
     values
@@ -204,6 +204,11 @@ impl TripleResponseWrapper {
                     "serialization {}",
                     e.serialization.name()
                 )));
+            }
+            Outcome::Value(Payload::Stream(_)) => {
+                return Err(TripleError::Serialization(
+                    "a message stream in a unary wrapper-mode reply".to_owned(),
+                ));
             }
             Outcome::Exception(e) => {
                 if let Value::Object(_) = &e.value {

@@ -506,6 +506,10 @@ impl Rubbo {
         if !idl.is_empty() {
             url = url.with_param(keys::IDL_METHODS_KEY, &idl);
         }
+        let streams = service.stream_methods();
+        if !streams.is_empty() {
+            url = url.with_param(keys::STREAM_METHODS_KEY, &streams);
+        }
         Ok(url)
     }
 

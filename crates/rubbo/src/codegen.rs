@@ -40,6 +40,8 @@ pub use serde::Serialize;
 pub use serde::de::DeserializeOwned;
 
 pub use crate::java_type::{Java, JavaType};
+pub use crate::stream::{Outbound, Sender, Streaming};
+pub use rubbo_common::stream::{MessageStream, StreamKind, StreamSlot};
 
 /// One exported method: the wire name and JVM parameter descriptors Java sees, and
 /// the Rust method behind them.
@@ -57,6 +59,8 @@ pub struct MethodDescriptor {
     /// argument and its result are protobuf messages, which Triple sends bare (no
     /// wrapper). Its `parameter_types` are `""`: it is found by name.
     pub idl: bool,
+    /// The streaming shape of an IDL streaming rpc (`None`: unary).
+    pub stream: Option<StreamKind>,
 }
 
 /// One service definition: its Dubbo identity and method table.
@@ -90,6 +94,18 @@ impl ServiceDescriptor {
             .map(|m| m.name)
             .collect();
         names.join(",")
+    }
+
+    /// The streaming methods and their shapes, `name:kind` comma separated (`""`
+    /// when none): what the provider URL's `stream-methods` says, so Triple reads and
+    /// writes their messages as streams.
+    pub fn stream_methods(&self) -> String {
+        let entries: Vec<String> = self
+            .methods
+            .iter()
+            .filter_map(|m| m.stream.map(|k| format!("{}:{}", m.name, k.as_str())))
+            .collect();
+        entries.join(",")
     }
 
     /// The methods with this wire name (overloads), e.g. to resolve a generic call.
@@ -361,6 +377,65 @@ impl Client {
         }
     }
 
+    /// Calls server-streaming IDL method number `method` with `request`: the replies
+    /// as they come.
+    pub fn server_streaming<Req: Message, Rep: Message + Default + 'static>(
+        &self,
+        method: usize,
+        request: &Req,
+    ) -> impl Future<Output = Result<Streaming<Rep>, Status>> + Send + 'static + use<Req, Rep> {
+        let messages = MessageStream::once(request.encode_to_vec().into());
+        let call = self.stream_call(method, StreamKind::Server, messages);
+        async move { replies(call.await?) }
+    }
+
+    /// Calls client-streaming IDL method number `method` with `requests`: the one
+    /// reply.
+    pub fn client_streaming<Req: Message, Rep: Message + Default + 'static>(
+        &self,
+        method: usize,
+        requests: Outbound<Req>,
+    ) -> impl Future<Output = Result<Rep, Status>> + Send + 'static + use<Req, Rep> {
+        let call = self.stream_call(method, StreamKind::Client, requests.into_message_stream());
+        async move {
+            let result = call.await?;
+            crate::context::record_response(&result);
+            match result.into_payload()? {
+                Payload::Encoded(e) if rubbo_serialization::is_protobuf(e.serialization) => {
+                    Rep::decode(e.bytes).map_err(|e| {
+                        Status::internal(format!("cannot decode the reply message: {e}"))
+                    })
+                }
+                Payload::Null => Ok(Rep::default()),
+                other => Err(Status::internal(format!(
+                    "the reply is not a protobuf message: {other:?}"
+                ))),
+            }
+        }
+    }
+
+    /// Calls bidirectional-streaming IDL method number `method` with `requests`: the
+    /// replies as they come.
+    pub fn bidi_streaming<Req: Message, Rep: Message + Default + 'static>(
+        &self,
+        method: usize,
+        requests: Outbound<Req>,
+    ) -> impl Future<Output = Result<Streaming<Rep>, Status>> + Send + 'static + use<Req, Rep> {
+        let call = self.stream_call(method, StreamKind::Bidi, requests.into_message_stream());
+        async move { replies(call.await?) }
+    }
+
+    fn stream_call(
+        &self,
+        method: usize,
+        kind: StreamKind,
+        messages: MessageStream,
+    ) -> InvokeFuture {
+        let slot = StreamSlot::new(kind, messages);
+        self.invoker
+            .invoke(self.invocation(method, Arguments::Stream(slot)))
+    }
+
     /// Calls method number `method` and decodes its result as `R`.
     pub fn call<R: DeserializeOwned>(
         &self,
@@ -521,6 +596,149 @@ where
     })
 }
 
+/// The reply stream of a streaming call's result.
+fn replies<Rep>(result: RpcResult) -> Result<Streaming<Rep>, Status> {
+    crate::context::record_response(&result);
+    match result.into_payload()? {
+        Payload::Stream(slot) => Ok(Streaming::new(slot.take()?)),
+        Payload::Encoded(e) if rubbo_serialization::is_protobuf(e.serialization) => {
+            Ok(Streaming::new(MessageStream::once(e.bytes)))
+        }
+        Payload::Null => Ok(Streaming::new(MessageStream::empty())),
+        other => Err(Status::internal(format!(
+            "the reply is not a message stream: {other:?}"
+        ))),
+    }
+}
+
+/// The request stream of a streaming IDL call.
+fn request_stream(invocation: &mut Invocation) -> Result<MessageStream, RpcError> {
+    let stream = match invocation.arguments() {
+        Arguments::Stream(slot) => slot.take(),
+        other => Err(RpcError::serialization(format!(
+            "{} is a streaming (IDL) method: it takes a message stream, not {other:?}",
+            invocation.method()
+        ))),
+    };
+    *invocation.arguments_mut() = Arguments::none();
+    stream
+}
+
+/// Runs a streaming handler in the provider context of `invocation`, turning its
+/// outcome into the call's result (`reply` makes the payload) or its status into the
+/// call's error.
+fn serve_streaming<T, F>(
+    invocation: Invocation,
+    handler: F,
+    reply: fn(T) -> Payload,
+) -> InvokeFuture
+where
+    F: Future<Output = Result<T, Status>> + Send + 'static,
+    T: Send + 'static,
+{
+    Box::pin(async move {
+        let method = invocation.method().to_owned();
+        let (outcome, response) =
+            crate::context::provide(invocation, CatchPanic(Box::pin(handler))).await;
+        match outcome {
+            Ok(Ok(value)) => {
+                let mut result = RpcResult::value(reply(value));
+                response.apply(&mut result);
+                Ok(result)
+            }
+            Ok(Err(status)) => Err(status.into()),
+            Err(panic) => {
+                let message = panic_message(&*panic);
+                tracing::error!(method, panic = %message, "service method panicked");
+                Err(Status::unknown(message).into())
+            }
+        }
+    })
+}
+
+fn stream_payload<Rep>(replies: Outbound<Rep>) -> Payload {
+    Payload::Stream(StreamSlot::new(
+        StreamKind::Server,
+        replies.into_message_stream(),
+    ))
+}
+
+fn message_payload<Rep: Message>(reply: Rep) -> Payload {
+    Payload::Encoded(Encoded::new(&PROTOBUF, reply.encode_to_vec().into()))
+}
+
+/// Runs the handler of a server-streaming IDL method: reads the one request
+/// message, runs `handler` on it, and sends the replies it returns.
+pub fn serve_server_streaming<Req, Rep, H, F>(
+    mut invocation: Invocation,
+    handler: H,
+) -> InvokeFuture
+where
+    Req: Message + Default + 'static,
+    Rep: Message + 'static,
+    H: FnOnce(Req) -> F + Send + 'static,
+    F: Future<Output = Result<Outbound<Rep>, Status>> + Send + 'static,
+{
+    let requests = match request_stream(&mut invocation) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let handler = async move {
+        let mut requests = Streaming::<Req>::new(requests);
+        let request = requests.message().await?.ok_or_else(|| {
+            Status::new(
+                Code::Internal,
+                "the server-streaming call sent no request message",
+            )
+        })?;
+        handler(request).await
+    };
+    serve_streaming(invocation, handler, stream_payload::<Rep>)
+}
+
+/// Runs the handler of a client-streaming IDL method: `handler` reads the request
+/// messages as they come and returns the one reply.
+pub fn serve_client_streaming<Req, Rep, H, F>(
+    mut invocation: Invocation,
+    handler: H,
+) -> InvokeFuture
+where
+    Req: Message + Default + 'static,
+    Rep: Message + 'static,
+    H: FnOnce(Streaming<Req>) -> F,
+    F: Future<Output = Result<Rep, Status>> + Send + 'static,
+{
+    let requests = match request_stream(&mut invocation) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    serve_streaming(
+        invocation,
+        handler(Streaming::new(requests)),
+        message_payload::<Rep>,
+    )
+}
+
+/// Runs the handler of a bidirectional-streaming IDL method: `handler` gets the
+/// request messages as they come and returns the replies.
+pub fn serve_bidi_streaming<Req, Rep, H, F>(mut invocation: Invocation, handler: H) -> InvokeFuture
+where
+    Req: Message + Default + 'static,
+    Rep: Message + 'static,
+    H: FnOnce(Streaming<Req>) -> F,
+    F: Future<Output = Result<Outbound<Rep>, Status>> + Send + 'static,
+{
+    let requests = match request_stream(&mut invocation) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    serve_streaming(
+        invocation,
+        handler(Streaming::new(requests)),
+        stream_payload::<Rep>,
+    )
+}
+
 /// The request message of an IDL call: its one argument, a protobuf message.
 fn idl_request<Req: Message + Default>(invocation: &Invocation) -> Result<Req, RpcError> {
     match invocation.arguments() {
@@ -579,6 +797,7 @@ mod tests {
             rust_name: "a",
             parameter_count: 1,
             idl: false,
+            stream: None,
         },
         MethodDescriptor {
             name: "a",
@@ -586,6 +805,7 @@ mod tests {
             rust_name: "a_long",
             parameter_count: 1,
             idl: false,
+            stream: None,
         },
     ];
     const _: () = assert_unique(M);

@@ -60,6 +60,7 @@ pub mod external_config;
 mod generic;
 mod java_type;
 pub mod registry_protocol;
+pub mod stream;
 
 pub use bootstrap::{Rubbo, RubboBuilder, config_center_factories, protocols, registry_factories};
 pub use external_config::load_config;

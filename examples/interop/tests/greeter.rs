@@ -97,6 +97,7 @@ async fn rust_client_and_server_greet_echo_payloads_and_fail_with_the_status() {
             rust_name: "shout",
             parameter_count: 1,
             idl: true,
+            stream: None,
         }],
     };
     let err = Client::new(&UNKNOWN, greeter.invoker().clone())
@@ -170,12 +171,50 @@ async fn a_tonic_client_calls_the_rubbo_idl_server() {
     assert_eq!(status.code(), tonic::Code::InvalidArgument);
     assert_eq!(status.message(), "bad name");
 
-    // A streaming rpc: not served yet (issue #13), and said so with a status.
-    let status = client
-        .greet_server_stream(tonic_greeter::GreetRequest::default())
+    // The streaming rpcs, as tonic calls them.
+    let mut replies = client
+        .greet_server_stream(tonic_greeter::GreetRequest {
+            name: "s".into(),
+            repeat: 3,
+            ..Default::default()
+        })
         .await
-        .unwrap_err();
-    assert_eq!(status.code(), tonic::Code::Unimplemented, "{status:?}");
+        .unwrap()
+        .into_inner();
+    let mut indexes = Vec::new();
+    while let Some(r) = replies.message().await.unwrap() {
+        assert_eq!(r.message, "Hello, s");
+        indexes.push(r.index);
+    }
+    assert_eq!(indexes, [0, 1, 2]);
+    let names = ["a", "b", "c"].map(|n| tonic_greeter::GreetRequest {
+        name: n.into(),
+        ..Default::default()
+    });
+    let joined = client
+        .greet_client_stream(futures::stream::iter(names.clone()))
+        .await
+        .unwrap();
+    assert_eq!(joined.into_inner().message, "a,b,c");
+    let with_error = names.into_iter().chain([tonic_greeter::GreetRequest {
+        name: "error".into(),
+        ..Default::default()
+    }]);
+    let mut replies = client
+        .greet_bidi(futures::stream::iter(with_error))
+        .await
+        .unwrap()
+        .into_inner();
+    for (i, n) in ["a", "b", "c"].iter().enumerate() {
+        let r = replies.message().await.unwrap().unwrap();
+        assert_eq!((r.message, r.index), (format!("Hello, {n}"), i as i32));
+    }
+    let status = replies.message().await.unwrap_err();
+    assert_eq!(
+        (status.code(), status.message()),
+        (tonic::Code::InvalidArgument, "bad name"),
+        "the error comes mid-stream, after the replies before it"
+    );
     p.shutdown().await;
 }
 

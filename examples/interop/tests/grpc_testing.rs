@@ -19,7 +19,7 @@ mod tonic_testing {
 const BOUND: Duration = Duration::from_secs(30);
 
 #[tokio::test]
-async fn every_unary_case_of_the_rust_client_passes_against_the_rust_server() {
+async fn every_case_of_the_rust_client_passes_against_the_rust_server() {
     let (server, port) = grpc_testing::serve("127.0.0.1", 0).await.unwrap();
     let client = Rubbo::builder().application("grpc-test").build().unwrap();
     for case in CASES {
@@ -29,7 +29,7 @@ async fn every_unary_case_of_the_rust_client_passes_against_the_rust_server() {
         assert_eq!(got, Ok(()), "{case}");
     }
     // A case it does not know is a failure that names the known ones.
-    let err = grpc_testing::run_case(&client, port, "ping_pong")
+    let err = grpc_testing::run_case(&client, port, "no_such_case")
         .await
         .unwrap_err();
     assert!(err.contains("empty_unary"), "{err}");
@@ -109,17 +109,65 @@ async fn a_tonic_client_sees_the_test_service_behave_as_grpc_go_s() {
     let mut other = UnimplementedServiceClient::connect(url).await.unwrap();
     let status = other.unimplemented_call(Empty {}).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unimplemented);
-    // Streaming: not served before issue #13, and said so (for a call with one
-    // message: one with none gets INTERNAL "no gRPC message" today).
-    let one = futures::stream::iter([tonic_testing::StreamingOutputCallRequest::default()]);
-    let status = client.full_duplex_call(one).await;
-    match status {
-        Err(s) => assert_eq!(s.code(), tonic::Code::Unimplemented, "{s:?}"),
-        Ok(r) => {
-            let mut stream = r.into_inner();
-            let s = stream.message().await.unwrap_err();
-            assert_eq!(s.code(), tonic::Code::Unimplemented, "{s:?}");
-        }
+    // Streaming, as tonic sees it: a server stream, a client stream, a full duplex
+    // ping-pong, a status mid-stream.
+    use tonic_testing::{
+        Payload as TPayload, ResponseParameters, StreamingInputCallRequest,
+        StreamingOutputCallRequest,
+    };
+    let ask = |sizes: &[i32]| StreamingOutputCallRequest {
+        response_parameters: sizes
+            .iter()
+            .map(|&size| ResponseParameters {
+                size,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let mut replies = client
+        .streaming_output_call(ask(&[3, 0, 70_000]))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut sizes = Vec::new();
+    while let Some(r) = replies.message().await.unwrap() {
+        sizes.push(r.payload.map_or(0, |p| p.body.len()));
     }
+    assert_eq!(sizes, [3, 0, 70_000]);
+    let uploads = futures::stream::iter([5usize, 0, 100_000].map(|n| StreamingInputCallRequest {
+        payload: Some(TPayload {
+            r#type: 0,
+            body: vec![0; n],
+        }),
+        ..Default::default()
+    }));
+    let total = client.streaming_input_call(uploads).await.unwrap();
+    assert_eq!(total.into_inner().aggregated_payload_size, 100_005);
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    let mut replies = client
+        .full_duplex_call(futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|m| (m, rx))
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    for size in [1, 2, 3] {
+        tx.send(ask(&[size])).await.unwrap();
+        let r = replies.message().await.unwrap().unwrap();
+        assert_eq!(r.payload.map_or(0, |p| p.body.len()), size as usize);
+    }
+    tx.send(StreamingOutputCallRequest {
+        response_status: Some(tonic_testing::EchoStatus {
+            code: 9,
+            message: "mid-stream".into(),
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let status = replies.message().await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(status.message(), "mid-stream");
     server.shutdown().await;
 }

@@ -21,6 +21,7 @@
 
 use std::sync::Arc;
 
+use rubbo::stream::Outbound;
 use rubbo::{Rubbo, Status};
 
 /// The code generated from `proto/hello.proto`.
@@ -44,7 +45,20 @@ impl Hello for HelloService {
             message: format!("Hello, {}!", request.name),
         })
     }
+
+    async fn say_many(&self, request: SayRequest) -> Result<Outbound<SayReply>, Status> {
+        if request.name.is_empty() {
+            return Err(Status::invalid_argument("name is empty"));
+        }
+        let replies = (1..=SAY_MANY).map(move |i| SayReply {
+            message: format!("Hello, {}! ({i}/{SAY_MANY})", request.name),
+        });
+        Ok(Outbound::from_messages(replies))
+    }
 }
+
+/// How many replies `SayMany` streams.
+pub const SAY_MANY: usize = 3;
 
 /// A provider serving `Hello` on `tri://127.0.0.1:{port}` (0: any free port), and the
 /// port it is bound to.

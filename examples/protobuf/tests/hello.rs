@@ -1,10 +1,11 @@
 //! The `Hello` service of a proto without `package`, over Triple on 127.0.0.1: its
 //! wire name is the bare service name, its unary rpc works both ways with statuses,
-//! and its streaming rpc (not generated yet) is answered `UNIMPLEMENTED`.
+//! and so does its server-streaming rpc.
 #![allow(clippy::unwrap_used)]
 
-use protobuf_example::hello::{Hello, HelloClient, SayReply, SayRequest};
-use rubbo::codegen::{Client, MethodDescriptor, ServiceDescriptor};
+use futures::StreamExt;
+use protobuf_example::hello::{Hello, HelloClient, SayRequest};
+use rubbo::codegen::StreamKind;
 use rubbo::{Code, Rubbo};
 
 async fn consumer(port: u16) -> (Rubbo, rubbo::BoxInvoker) {
@@ -19,8 +20,14 @@ async fn consumer(port: u16) -> (Rubbo, rubbo::BoxInvoker) {
 #[tokio::test]
 async fn a_proto_without_package_is_served_under_its_bare_service_name() {
     assert_eq!(HelloClient::INTERFACE, "Hello");
-    let names: Vec<&str> = HelloClient::METHODS.iter().map(|m| m.name).collect();
-    assert_eq!(names, ["Say"], "the streaming rpc has no method yet");
+    let names: Vec<(&str, Option<StreamKind>)> = HelloClient::METHODS
+        .iter()
+        .map(|m| (m.name, m.stream))
+        .collect();
+    assert_eq!(
+        names,
+        [("Say", None), ("SayMany", Some(StreamKind::Server))]
+    );
     let (provider, port) = protobuf_example::app(0).await.unwrap();
     let (c, invoker) = consumer(port).await;
     let client = HelloClient::new(invoker.clone());
@@ -37,25 +44,29 @@ async fn a_proto_without_package_is_served_under_its_bare_service_name() {
         (Code::InvalidArgument, "name is empty")
     );
 
-    // The streaming rpc, called as if it were unary: no handler for it.
-    const STREAM: ServiceDescriptor = ServiceDescriptor {
-        interface: "Hello",
-        version: "",
-        group: "",
-        methods: &[MethodDescriptor {
-            name: "SayMany",
-            parameter_types: "",
-            rust_name: "say_many",
-            parameter_count: 1,
-            idl: true,
-        }],
-    };
-    let err = Client::new(&STREAM, invoker)
-        .unary::<SayRequest, SayReply>(0, &SayRequest::default())
+    // The server-streaming rpc: every reply, in order, then the end.
+    let replies: Vec<String> = client
+        .say_many(SayRequest {
+            name: "world".into(),
+        })
         .await
-        .unwrap_err();
-    assert_eq!(err.code(), Code::Unimplemented, "{err}");
-    assert!(err.message().contains("SayMany"), "{err}");
+        .unwrap()
+        .map(|r| r.unwrap().message)
+        .collect()
+        .await;
+    assert_eq!(
+        replies,
+        [
+            "Hello, world! (1/3)",
+            "Hello, world! (2/3)",
+            "Hello, world! (3/3)"
+        ]
+    );
+    let err = client.say_many(SayRequest::default()).await.unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (Code::InvalidArgument, "name is empty")
+    );
     c.shutdown().await;
     provider.shutdown().await;
 }

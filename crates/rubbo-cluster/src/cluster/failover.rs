@@ -107,7 +107,8 @@ async fn failover(base: Arc<ClusterBase>, inv: Invocation) -> Result<RpcResult, 
                 }
                 return Ok(result);
             }
-            Err(e) if !e.is_retryable() => return Err(e),
+            // A streaming call whose messages went out is not sent again.
+            Err(e) if !e.is_retryable() || inv.arguments().stream_started() => return Err(e),
             Err(e) => {
                 debug!(provider = %invoker.url().address(), attempt = i + 1, error = %e, "failover attempt failed");
                 failed.push(invoker.url().address());

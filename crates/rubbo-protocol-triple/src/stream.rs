@@ -1,0 +1,379 @@
+//! Streaming calls on HTTP/2: the inbound message decoder and the outbound body.
+//!
+//! Flow control, both ways, with no unbounded queue:
+//!
+//! - Inbound, [`MessageDecoder`] polls hyper's `Incoming` only when the application
+//!   asks for the next message and the buffer holds no whole one. hyper returns a
+//!   DATA frame's bytes to the peer's window when that frame is polled, so a slow
+//!   reader leaves the window closed and the peer's sender waits. At most one message
+//!   (within `payload`) plus one frame is buffered.
+//! - Outbound, [`StreamBody`] is polled by hyper only when the HTTP/2 stream has send
+//!   capacity (hyper reserves capacity before it polls the body), and it pulls one
+//!   message at a time from the caller's [`MessageStream`] (a bounded
+//!   [`channel`](rubbo_common::stream::channel), or any stream): when the peer's
+//!   window is 0 the caller's `send` waits.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
+use std::time::Instant;
+
+use bytes::{Buf, Bytes, BytesMut};
+use futures::Stream;
+use http::HeaderMap;
+use http_body::{Body, Frame};
+use hyper::body::Incoming;
+use rubbo_common::stream::MessageStream;
+use rubbo_common::{Attachments, RpcError};
+use tokio::sync::oneshot;
+
+use crate::error::TripleError;
+use crate::frame::{self, PREFIX_LEN};
+use crate::headers::{self, GRPC_MESSAGE, GRPC_STATUS};
+use crate::status::{self, Code, Status};
+
+/// Decodes the gRPC messages of a request or response body as they are polled.
+pub(crate) struct MessageDecoder {
+    body: Option<Incoming>,
+    buf: BytesMut,
+    /// The largest message (0 or less: none).
+    payload: i64,
+    /// Consumer side: the body ends with trailers whose `grpc-status` ends the
+    /// stream; their attachments go here.
+    trailers: Option<Arc<Mutex<Attachments>>>,
+    /// Whether the stream ended (after an error, nothing more is read).
+    done: bool,
+    /// Drops with the decoder: tells the request body of the same call that the
+    /// caller gave up its replies (consumer side).
+    _cancel: Option<oneshot::Sender<()>>,
+}
+
+impl MessageDecoder {
+    /// The decoder of a request body (provider side): the end of the body is the end
+    /// of the stream.
+    pub(crate) fn request(body: Incoming, payload: i64) -> Self {
+        MessageDecoder {
+            body: Some(body),
+            buf: BytesMut::new(),
+            payload,
+            trailers: None,
+            done: false,
+            _cancel: None,
+        }
+    }
+
+    /// The decoder of a response body (consumer side): the trailers' status ends the
+    /// stream, their attachments are stored in `trailers`; dropping it drops `cancel`.
+    pub(crate) fn response(
+        body: Incoming,
+        payload: i64,
+        trailers: Arc<Mutex<Attachments>>,
+        cancel: Option<oneshot::Sender<()>>,
+    ) -> Self {
+        MessageDecoder {
+            body: Some(body),
+            buf: BytesMut::new(),
+            payload,
+            trailers: Some(trailers),
+            done: false,
+            _cancel: cancel,
+        }
+    }
+
+    /// The next whole message in the buffer, if there is one.
+    fn split_message(&mut self) -> Result<Option<Bytes>, TripleError> {
+        if self.buf.len() < PREFIX_LEN {
+            return Ok(None);
+        }
+        let flags = self.buf[0];
+        if flags & 0xfe != 0 {
+            return Err(TripleError::BadFlags(flags));
+        }
+        if flags & 1 != 0 {
+            return Err(TripleError::Compressed);
+        }
+        let len = u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]]) as usize;
+        if self.payload > 0 && len as u64 > self.payload as u64 {
+            return Err(TripleError::TooLarge {
+                len,
+                max: usize::try_from(self.payload).unwrap_or(usize::MAX),
+            });
+        }
+        if self.buf.len() < PREFIX_LEN + len {
+            // Room for the rest of this message only: the next frames fill it.
+            self.buf.reserve(PREFIX_LEN + len - self.buf.len());
+            return Ok(None);
+        }
+        self.buf.advance(PREFIX_LEN);
+        Ok(Some(self.buf.split_to(len).freeze()))
+    }
+
+    fn finish(&mut self, trailers: Option<HeaderMap>) -> Option<Result<Bytes, RpcError>> {
+        self.done = true;
+        self.body = None;
+        if !self.buf.is_empty() {
+            let e = TripleError::Truncated {
+                have: self.buf.len(),
+                need: PREFIX_LEN,
+            };
+            return Some(Err(stream_error(Code::Internal, &e.to_string())));
+        }
+        let slot = self.trailers.as_ref()?;
+        let Some(t) = trailers else {
+            return Some(Err(stream_error(
+                Code::Internal,
+                "the response stream ended without trailers (no grpc-status)",
+            )));
+        };
+        if let Ok(mut s) = slot.lock() {
+            s.extend(headers::attachments_from(&t));
+        }
+        let code = headers::get(&t, GRPC_STATUS)
+            .map(|s| Code::from_i32(s.trim().parse().unwrap_or(2)))
+            .unwrap_or(Code::Unknown);
+        if code == Code::Ok {
+            return None;
+        }
+        let message = t
+            .get(GRPC_MESSAGE)
+            .map(|m| status::decode_message(m.as_bytes()))
+            .unwrap_or_default();
+        Some(Err(status::error_for_status(code, &message)))
+    }
+}
+
+/// An error of a stream, carrying its gRPC status.
+pub(crate) fn stream_error(code: Code, message: &str) -> RpcError {
+    status::error_for_status(code, message)
+}
+
+impl Stream for MessageDecoder {
+    type Item = Result<Bytes, RpcError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if this.done {
+                return Poll::Ready(None);
+            }
+            match this.split_message() {
+                Ok(Some(m)) => return Poll::Ready(Some(Ok(m))),
+                Ok(None) => {}
+                Err(e) => {
+                    this.done = true;
+                    this.body = None;
+                    let code = match e {
+                        TripleError::TooLarge { .. } => Code::ResourceExhausted,
+                        TripleError::Compressed => Code::Unimplemented,
+                        _ => Code::Internal,
+                    };
+                    return Poll::Ready(Some(Err(stream_error(code, &e.to_string()))));
+                }
+            }
+            let Some(body) = this.body.as_mut() else {
+                return Poll::Ready(this.finish(None));
+            };
+            match ready!(Pin::new(body).poll_frame(cx)) {
+                Some(Ok(f)) => match f.into_data() {
+                    Ok(data) => this.buf.extend_from_slice(&data),
+                    Err(f) => {
+                        if let Ok(t) = f.into_trailers() {
+                            return Poll::Ready(this.finish(Some(t)));
+                        }
+                    }
+                },
+                Some(Err(e)) => {
+                    this.done = true;
+                    this.body = None;
+                    let code = if e.is_timeout() {
+                        Code::DeadlineExceeded
+                    } else {
+                        Code::Cancelled
+                    };
+                    return Poll::Ready(Some(Err(stream_error(
+                        code,
+                        &format!("the stream was reset or broke: {e}"),
+                    )
+                    .with_source(e))));
+                }
+                None => return Poll::Ready(this.finish(None)),
+            }
+        }
+    }
+}
+
+/// What ends a [`StreamBody`].
+enum End {
+    /// A request body: nothing, or a reset (RST_STREAM) on an error.
+    Request {
+        /// Fires (its sender dropped) when the caller drops the reply stream.
+        cancelled: Option<oneshot::Receiver<()>>,
+    },
+    /// A response body: trailers with these attachments and the status.
+    Response {
+        attachments: Attachments,
+        deadline: Option<(Instant, Pin<Box<tokio::time::Sleep>>)>,
+    },
+}
+
+/// A body fed one message at a time from a [`MessageStream`].
+pub(crate) struct StreamBody {
+    messages: MessageStream,
+    end: End,
+    done: bool,
+}
+
+impl StreamBody {
+    /// The body of a streaming request: ends with the stream; an error (or the
+    /// caller dropping the reply stream, `cancelled`) resets the HTTP/2 stream.
+    pub(crate) fn request(messages: MessageStream, cancelled: oneshot::Receiver<()>) -> Self {
+        StreamBody {
+            messages,
+            end: End::Request {
+                cancelled: Some(cancelled),
+            },
+            done: false,
+        }
+    }
+
+    /// The body of a streaming response: then trailers with `attachments` and
+    /// `grpc-status` (0, or the error's); past `deadline`, `DEADLINE_EXCEEDED`.
+    pub(crate) fn response(
+        messages: MessageStream,
+        attachments: Attachments,
+        deadline: Option<Instant>,
+    ) -> Self {
+        StreamBody {
+            messages,
+            end: End::Response {
+                attachments,
+                deadline: deadline.map(|d| (d, Box::pin(tokio::time::sleep_until(d.into())))),
+            },
+            done: false,
+        }
+    }
+
+    fn trailers(&mut self, status: Option<Status>) -> Frame<Bytes> {
+        self.done = true;
+        let mut t = HeaderMap::new();
+        if let End::Response { attachments, .. } = &self.end {
+            headers::put_attachments(&mut t, attachments);
+        }
+        let (code, message) = status
+            .map(|s| (s.code(), s.message().to_owned()))
+            .unwrap_or((Code::Ok, String::new()));
+        crate::server::put_status(&mut t, code, &message);
+        Frame::trailers(t)
+    }
+}
+
+impl Body for StreamBody {
+    type Data = Bytes;
+    type Error = RpcError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, RpcError>>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        match &mut this.end {
+            End::Request { cancelled } => {
+                if let Some(c) = cancelled {
+                    if Pin::new(c).poll(cx).is_ready() {
+                        this.done = true;
+                        return Poll::Ready(Some(Err(RpcError::network(
+                            "the caller dropped the reply stream: the call is cancelled",
+                        ))));
+                    }
+                }
+            }
+            End::Response { deadline, .. } => {
+                if let Some((at, sleep)) = deadline {
+                    if Instant::now() >= *at || sleep.as_mut().poll(cx).is_ready() {
+                        let st = Status::new(Code::DeadlineExceeded, "deadline exceeded");
+                        tracing::debug!("stream deadline exceeded");
+                        return Poll::Ready(Some(Ok(this.trailers(Some(st)))));
+                    }
+                }
+            }
+        }
+        match ready!(Pin::new(&mut this.messages).poll_next(cx)) {
+            Some(Ok(m)) => Poll::Ready(Some(
+                frame::encode(&m)
+                    .map(Frame::data)
+                    .map_err(|e| RpcError::serialization(e.to_string())),
+            )),
+            Some(Err(e)) => match this.end {
+                End::Request { .. } => {
+                    this.done = true;
+                    Poll::Ready(Some(Err(e)))
+                }
+                End::Response { .. } => {
+                    tracing::debug!(error = %e, "response stream failed");
+                    Poll::Ready(Some(Ok(this.trailers(Some(Status::from_error(&e))))))
+                }
+            },
+            None => match this.end {
+                End::Request { .. } => {
+                    this.done = true;
+                    Poll::Ready(None)
+                }
+                End::Response { .. } => Poll::Ready(Some(Ok(this.trailers(None)))),
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+}
+
+use std::future::Future as _;
+
+/// A reply stream with the call's deadline: past it, a `DEADLINE_EXCEEDED` error
+/// ends the stream (and dropping the inner decoder resets the HTTP/2 stream).
+pub(crate) struct Deadlined<S> {
+    inner: Option<S>,
+    deadline: Instant,
+    sleep: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<S> Deadlined<S> {
+    pub(crate) fn new(inner: S, deadline: Instant) -> Self {
+        Deadlined {
+            inner: Some(inner),
+            deadline,
+            sleep: Box::pin(tokio::time::sleep_until(deadline.into())),
+        }
+    }
+}
+
+impl<S: Stream<Item = Result<Bytes, RpcError>> + Unpin> Stream for Deadlined<S> {
+    type Item = Result<Bytes, RpcError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        let Some(inner) = this.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        // Past the deadline nothing more is delivered, even what already arrived
+        // (the timer may fire a little late).
+        let passed = Instant::now() >= this.deadline;
+        if !passed {
+            if let Poll::Ready(item) = Pin::new(inner).poll_next(cx) {
+                return Poll::Ready(item);
+            }
+        }
+        if passed || this.sleep.as_mut().poll(cx).is_ready() {
+            this.inner = None;
+            return Poll::Ready(Some(Err(RpcError::timeout(
+                "the stream's deadline passed before it ended",
+            )
+            .with_source(Status::new(Code::DeadlineExceeded, "deadline exceeded")))));
+        }
+        Poll::Pending
+    }
+}
