@@ -323,3 +323,73 @@ fn steps_parse_as_java_names_them() {
     );
     assert!(Step::parse("SOMETIMES").is_err());
 }
+
+/// A directory of `n` placeholder providers whose size a test sets.
+#[derive(Debug)]
+struct Counted(Mutex<usize>, Url);
+
+impl rubbo_cluster::Directory for Counted {
+    fn url(&self) -> &Url {
+        &self.1
+    }
+    fn list(&self, _: &rubbo_common::Invocation) -> Arc<Vec<rubbo_common::BoxInvoker>> {
+        self.all_invokers()
+    }
+    fn all_invokers(&self) -> Arc<Vec<rubbo_common::BoxInvoker>> {
+        let n = *self.0.lock();
+        Arc::new((0..n).map(|_| placeholder(&self.1)).collect())
+    }
+    fn destroy(&self) {}
+}
+
+#[derive(Debug)]
+struct Placeholder(Url);
+
+impl rubbo_common::Invoker for Placeholder {
+    fn invoke(&self, _: rubbo_common::Invocation) -> rubbo_common::InvokeFuture {
+        Box::pin(async { Err(RpcError::new(ErrorKind::Unknown, "placeholder")) })
+    }
+    fn url(&self) -> &Url {
+        &self.0
+    }
+}
+
+fn placeholder(url: &Url) -> rubbo_common::BoxInvoker {
+    Arc::new(Placeholder(url.clone()))
+}
+
+#[test]
+fn application_first_follows_the_threshold_as_java_compares_addresses() {
+    use super::migration::{MigrationInvoker, Side};
+    let url = consumer("");
+    let side = |n: usize| {
+        let d = Arc::new(Counted(Mutex::new(n), url.clone()));
+        (
+            Side {
+                invoker: placeholder(&url),
+                directories: vec![d.clone() as Arc<dyn rubbo_cluster::Directory>],
+            },
+            d,
+        )
+    };
+    let (iface, old) = side(4);
+    let (app, new) = side(0);
+    let m = MigrationInvoker::new(iface, app, 1.0);
+    assert!(
+        !m.prefers_application(),
+        "no instance address: interface level"
+    );
+    *new.0.lock() = 3;
+    assert!(!m.prefers_application(), "3 of 4 is below threshold 1.0");
+    *new.0.lock() = 4;
+    assert!(m.prefers_application(), "4 of 4 covers it");
+    *old.0.lock() = 0;
+    *new.0.lock() = 1;
+    assert!(
+        m.prefers_application(),
+        "no interface address: application level"
+    );
+    let (iface, _) = side(10);
+    let (app, _) = side(5);
+    assert!(MigrationInvoker::new(iface, app, 0.5).prefers_application());
+}
