@@ -259,6 +259,26 @@ struct Pending {
     next: Instant,
 }
 
+/// The instances of one application: the watch, and the list read when it was
+/// made, used until the watch reports (a ZooKeeper watch starts empty and fills in).
+struct AppWatch {
+    rx: InstancesWatch,
+    seed: Option<Vec<ServiceInstance>>,
+}
+
+impl AppWatch {
+    fn current(&mut self) -> Vec<ServiceInstance> {
+        if self.rx.has_changed().unwrap_or(true) {
+            self.seed = None;
+        }
+        let now = self.rx.borrow_and_update().to_vec();
+        match &self.seed {
+            Some(seed) if now.is_empty() => seed.clone(),
+            _ => now,
+        }
+    }
+}
+
 /// One subscription's state.
 struct Watcher {
     consumer: Url,
@@ -271,7 +291,7 @@ struct Watcher {
     /// `None` with `provided-by`.
     mappings: Vec<Option<MappingWatch>>,
     /// Per backend: the application watches.
-    apps: Vec<HashMap<String, InstancesWatch>>,
+    apps: Vec<HashMap<String, AppWatch>>,
     pending: HashMap<(String, String), Pending>,
     /// The addresses of each instance (app, id) at its last known revision.
     known: HashMap<(String, String), Vec<Url>>,
@@ -295,7 +315,7 @@ impl Watcher {
             backoff: registry.backoff,
             fetch_timeout: registry.fetch_timeout,
             mappings: Vec::new(),
-            apps: vec![HashMap::new(); registry.backends.len()],
+            apps: registry.backends.iter().map(|_| HashMap::new()).collect(),
             pending: HashMap::new(),
             known: HashMap::new(),
             skipped: BTreeSet::new(),
@@ -336,9 +356,17 @@ impl Watcher {
             if self.apps[i].contains_key(app) {
                 continue;
             }
-            match self.backends[i].discovery.watch(app).await {
-                Ok(w) => {
-                    self.apps[i].insert(app.clone(), w);
+            let discovery = &self.backends[i].discovery;
+            match discovery.watch(app).await {
+                Ok(rx) => {
+                    let seed = match discovery.instances(app).await {
+                        Ok(list) => Some(list),
+                        Err(e) => {
+                            debug!(app = %app, error = %e, "instances not read yet");
+                            None
+                        }
+                    };
+                    self.apps[i].insert(app.clone(), AppWatch { rx, seed });
                 }
                 Err(e) => warn!(app = %app, error = %e, "instances not watched"),
             }
@@ -356,7 +384,9 @@ impl Watcher {
             }
             for apps in &mut self.apps {
                 for w in apps.values_mut() {
-                    changes.push(Box::pin(w.changed().map(|r| r.ok().map(|()| usize::MAX))));
+                    changes.push(Box::pin(
+                        w.rx.changed().map(|r| r.ok().map(|()| usize::MAX)),
+                    ));
                 }
             }
             let any_change = async move {
@@ -392,7 +422,7 @@ impl Watcher {
                 }
             }
             for apps in &mut self.apps {
-                apps.retain(|_, w| w.has_changed().is_ok());
+                apps.retain(|_, w| w.rx.has_changed().is_ok());
             }
             self.refresh(&listener).await;
         }
@@ -405,7 +435,7 @@ impl Watcher {
         let mut instances: Vec<ServiceInstance> = Vec::new();
         for apps in &mut self.apps {
             for w in apps.values_mut() {
-                for i in w.borrow_and_update().iter() {
+                for i in &w.current() {
                     if !instances
                         .iter()
                         .any(|x| x.service_name == i.service_name && x.id() == i.id())
