@@ -393,3 +393,30 @@ fn application_first_follows_the_threshold_as_java_compares_addresses() {
     let (app, _) = side(5);
     assert!(MigrationInvoker::new(iface, app, 0.5).prefers_application());
 }
+
+#[test]
+fn the_step_comes_from_javas_property_and_a_reference_parameter_wins() {
+    for key in [
+        "dubbo.application.service-discovery.migration",
+        "dubbo.application.migration.step",
+    ] {
+        let config = rubbo_config::Config::loader()
+            .set_arg(&format!("{key}=FORCE_APPLICATION"))
+            .unwrap()
+            .set_arg("dubbo.application.name=x")
+            .unwrap()
+            .load()
+            .unwrap();
+        let app = crate::Rubbo::builder().config(&config).build().unwrap();
+        let d = &app.inner.app_discovery;
+        assert_eq!(d.step_of(&[]).unwrap(), Step::ForceApplication, "{key}");
+        let own = [("migration.step".to_owned(), "FORCE_INTERFACE".to_owned())];
+        assert_eq!(d.step_of(&own).unwrap(), Step::ForceInterface);
+    }
+    let app = crate::Rubbo::builder().application("x").build().unwrap();
+    assert_eq!(
+        app.inner.app_discovery.step_of(&[]).unwrap(),
+        Step::ForceInterface,
+        "Rubbo's default for now"
+    );
+}
