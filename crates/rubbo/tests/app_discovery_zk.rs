@@ -27,20 +27,19 @@ impl ZkWho for Named {
 
 const WAIT: Duration = Duration::from_secs(15);
 
-fn provider(zk: &zk::ZkServer) -> Rubbo {
+fn provider(zk: &zk::ZkServer) -> Result<Rubbo, RpcError> {
     Rubbo::builder()
         .application("zk-ad-provider")
         .registry(zk.url())
         .port(0)
         .register_mode("instance")
         .build()
-        .unwrap()
 }
 
 #[tokio::test]
 async fn a_rust_consumer_finds_rust_providers_by_instance_on_zookeeper() {
     let zk = zk::ZkServer::start();
-    let p1 = provider(&zk);
+    let p1 = provider(&zk).unwrap();
     p1.export(ZkWhoServer::new(Arc::new(Named("one"))))
         .await
         .unwrap();
@@ -55,7 +54,7 @@ async fn a_rust_consumer_finds_rust_providers_by_instance_on_zookeeper() {
     assert_eq!(who.who().await.unwrap(), "one");
 
     // A second instance of the application joins: calls spread over both.
-    let p2 = provider(&zk);
+    let p2 = provider(&zk).unwrap();
     p2.export(ZkWhoServer::new(Arc::new(Named("two"))))
         .await
         .unwrap();
