@@ -68,6 +68,14 @@ const APPLICATION: &[&str] = &[
     "default",
 ];
 
+/// `dubbo.application` attributes whose names hold a dot: the consumer's migration
+/// step (`service-discovery.migration`, or `migration.step`) and threshold.
+const APPLICATION_DOTTED: &[&str] = &[
+    "service-discovery.migration",
+    "migration.step",
+    "migration.threshold",
+];
+
 const REGISTRY: &[&str] = &[
     "id",
     "address",
@@ -489,6 +497,14 @@ pub(crate) fn parse(key: &str) -> Option<Parsed> {
     let rest = key.strip_prefix("dubbo.")?;
     let (section, rest) = rest.split_once('.')?;
     let single = |kind| {
+        if kind == Kind::Application && APPLICATION_DOTTED.contains(&rest) {
+            return Some(Parsed {
+                kind,
+                id: String::new(),
+                method: None,
+                attr: rest.to_owned(),
+            });
+        }
         let (head, attr) = split_attr(rest);
         (head.is_empty() && known(kind, &attr)).then(|| Parsed {
             kind,
@@ -584,6 +600,11 @@ mod tests {
 
     #[test]
     fn parses_every_layout() {
+        let p = parse("dubbo.application.service-discovery.migration").unwrap();
+        assert_eq!(
+            (p.kind, p.attr.as_str()),
+            (Kind::Application, "service-discovery.migration")
+        );
         let p = parse("dubbo.application.qosPort").unwrap();
         assert_eq!((p.kind, p.attr.as_str()), (Kind::Application, "qos-port"));
         let p = parse("dubbo.registries.r1.address").unwrap();

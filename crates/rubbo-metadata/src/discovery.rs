@@ -16,6 +16,11 @@ use crate::instance::ServiceInstance;
 /// every change (sorted by id).
 pub type InstancesWatch = watch::Receiver<Arc<Vec<ServiceInstance>>>;
 
+/// The applications of one interface as a watch: the current list (as
+/// [`ServiceNameMapping::get`] returns it), replaced whole on every change. A closed
+/// sender means no further change will be seen.
+pub type MappingWatch = watch::Receiver<Arc<Vec<String>>>;
+
 /// Registers this application's instance and finds the instances of others (Java's
 /// `org.apache.dubbo.registry.client.ServiceDiscovery`).
 ///
@@ -85,6 +90,16 @@ pub trait ServiceNameMapping: Send + Sync + Debug + 'static {
 
     /// The applications of `interface` (trimmed, deduplicated, in order).
     fn get(&self, interface: &str) -> BoxFuture<'_, MetadataResult<Vec<String>>>;
+
+    /// The applications of `interface`, kept up to date while the receiver lives
+    /// (Java's mapping listener). The default reads them once and never changes.
+    fn watch_mapping(&self, interface: &str) -> BoxFuture<'_, MetadataResult<MappingWatch>> {
+        let interface = interface.to_owned();
+        Box::pin(async move {
+            let apps = self.get(&interface).await?;
+            Ok(watch::channel(Arc::new(apps)).1)
+        })
+    }
 }
 
 /// Splits a mapping value (`a, b,a`) into distinct trimmed names, in order.

@@ -6,7 +6,9 @@ mod info;
 mod instance;
 pub mod memory;
 
-pub use discovery::{InstancesWatch, ServiceDiscovery, ServiceNameMapping, parse_mapping};
+pub use discovery::{
+    InstancesWatch, MappingWatch, ServiceDiscovery, ServiceNameMapping, parse_mapping,
+};
 pub use error::{MetadataError, MetadataResult};
 pub use info::{
     EMPTY_REVISION, EXCLUDED_SERVICE_PARAMS, INSTANCE_PARAMS, MetadataInfo, ServiceInfo,

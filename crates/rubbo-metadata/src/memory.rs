@@ -8,7 +8,9 @@ use parking_lot::Mutex;
 use rubbo_common::BoxFuture;
 use tokio::sync::watch;
 
-use crate::discovery::{InstancesWatch, ServiceDiscovery, ServiceNameMapping, parse_mapping};
+use crate::discovery::{
+    InstancesWatch, MappingWatch, ServiceDiscovery, ServiceNameMapping, parse_mapping,
+};
 use crate::error::MetadataResult;
 use crate::instance::ServiceInstance;
 
@@ -25,6 +27,8 @@ pub struct MemoryServiceDiscovery {
 struct State {
     apps: HashMap<String, (Instances, Publisher)>,
     mappings: HashMap<String, String>,
+    /// The watchers of each interface's mapping.
+    mapping_watches: HashMap<String, watch::Sender<Arc<Vec<String>>>>,
     /// What this handle registered, for `destroy`.
     mine: Vec<(String, String)>,
 }
@@ -110,6 +114,10 @@ impl ServiceNameMapping for MemoryServiceDiscovery {
                 value.push(',');
                 value.push_str(app);
             }
+            let apps = Arc::new(parse_mapping(value));
+            if let Some(tx) = s.mapping_watches.get(interface) {
+                tx.send_replace(apps);
+            }
         }
         Box::pin(async { Ok(()) })
     }
@@ -123,6 +131,22 @@ impl ServiceNameMapping for MemoryServiceDiscovery {
             .map(|v| parse_mapping(v))
             .unwrap_or_default();
         Box::pin(async { Ok(apps) })
+    }
+
+    fn watch_mapping(&self, interface: &str) -> BoxFuture<'_, MetadataResult<MappingWatch>> {
+        let mut s = self.inner.lock();
+        let apps = Arc::new(
+            s.mappings
+                .get(interface)
+                .map(|v| parse_mapping(v))
+                .unwrap_or_default(),
+        );
+        let rx = s
+            .mapping_watches
+            .entry(interface.to_owned())
+            .or_insert_with(|| watch::channel(apps).0)
+            .subscribe();
+        Box::pin(async { Ok(rx) })
     }
 }
 
@@ -159,5 +183,18 @@ mod tests {
         assert_eq!(d.mapping_value("I").as_deref(), Some("a,b"));
         assert_eq!(d.get("I").await.unwrap(), ["a", "b"]);
         assert!(d.get("J").await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_mapping_watch_sees_new_applications() {
+        let d = MemoryServiceDiscovery::new();
+        d.map("I", "a").await.unwrap();
+        let mut w = d.watch_mapping("I").await.unwrap();
+        assert_eq!(**w.borrow_and_update(), ["a"]);
+        d.map("I", "b").await.unwrap();
+        assert!(w.has_changed().unwrap());
+        assert_eq!(**w.borrow_and_update(), ["a", "b"]);
+        d.map("I", "b").await.unwrap();
+        assert!(!w.has_changed().unwrap(), "no change, no notification");
     }
 }

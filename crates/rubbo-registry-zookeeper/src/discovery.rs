@@ -12,8 +12,8 @@ use rand::Rng;
 use rubbo_common::keys::{CasRetryTimes, CasRetryWaitTime, Check, RegistryTimeout};
 use rubbo_common::{BoxFuture, Url};
 use rubbo_metadata::{
-    InstancesWatch, MetadataError, MetadataInfo, MetadataResult, ServiceDiscovery, ServiceInstance,
-    ServiceNameMapping, parse_mapping,
+    InstancesWatch, MappingWatch, MetadataError, MetadataInfo, MetadataResult, ServiceDiscovery,
+    ServiceInstance, ServiceNameMapping, parse_mapping,
 };
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -415,6 +415,73 @@ async fn watch_loop(inner: Arc<Inner>, app: String, tx: watch::Sender<Arc<Vec<Se
     }
 }
 
+/// Reads the mapping node `path` and leaves a watch on its data (or its creation).
+async fn read_mapping(
+    client: &Client,
+    path: &str,
+) -> Result<(Vec<String>, OneshotWatcher), ZkError> {
+    loop {
+        match client.get_and_watch_data(path).await {
+            Ok((data, _, watcher)) => {
+                return Ok((parse_mapping(&String::from_utf8_lossy(&data)), watcher));
+            }
+            Err(ZkError::NoNode) => match client.check_and_watch_stat(path).await? {
+                (None, watcher) => return Ok((Vec::new(), watcher)),
+                (Some(_), _) => continue,
+            },
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Keeps `tx` up to date with the mapping node `path` until every receiver is gone.
+async fn mapping_loop(inner: Arc<Inner>, path: String, tx: watch::Sender<Arc<Vec<String>>>) {
+    let mut rx = inner.session.conn.subscribe();
+    let mut failures = 0u32;
+    loop {
+        let conn = rx.borrow_and_update().clone();
+        let Some(conn) = conn else {
+            tokio::select! {
+                changed = rx.changed() => if changed.is_err() { return },
+                () = tx.closed() => return,
+            }
+            continue;
+        };
+        match read_mapping(&conn.client, &path).await {
+            Ok((apps, watcher)) => {
+                failures = 0;
+                tx.send_if_modified(|old| {
+                    let changed = **old != apps;
+                    if changed {
+                        *old = Arc::new(apps);
+                    }
+                    changed
+                });
+                tokio::select! {
+                    event = watcher.changed() => {
+                        if event.event_type == EventType::Session && rx.changed().await.is_err() {
+                            return;
+                        }
+                    }
+                    changed = rx.changed() => if changed.is_err() { return },
+                    () = tx.closed() => return,
+                }
+            }
+            Err(e) => {
+                failures += 1;
+                if failures == 1 {
+                    warn!(node = %path, error = %e, "cannot read the mapping; retrying");
+                }
+                let wait = Duration::from_millis(100u64 << failures.min(4));
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = tx.closed() => return,
+                }
+            }
+        }
+    }
+}
+
 impl ServiceDiscovery for ZookeeperServiceDiscovery {
     fn register(&self, instance: ServiceInstance) -> BoxFuture<'_, MetadataResult<()>> {
         Box::pin(async move {
@@ -523,6 +590,22 @@ impl ServiceNameMapping for ZookeeperServiceDiscovery {
                 Err(ZkError::NoNode) => Ok(Vec::new()),
                 Err(e) => Err(backend(&path, e)),
             }
+        })
+    }
+
+    /// Watches `/dubbo/mapping/{interface}`: the first value is read before this
+    /// returns (empty when ZooKeeper is not reachable yet), later ones follow.
+    fn watch_mapping(&self, interface: &str) -> BoxFuture<'_, MetadataResult<MappingWatch>> {
+        let path = format!("{}/mapping/{interface}", self.inner.root);
+        let interface = interface.to_owned();
+        Box::pin(async move {
+            let first = self.get(&interface).await.unwrap_or_default();
+            let (tx, rx) = watch::channel(Arc::new(first));
+            let task = tokio::spawn(mapping_loop(self.inner.clone(), path, tx));
+            let mut tasks = self.tasks.lock();
+            tasks.retain(|t| !t.is_finished());
+            tasks.push(task);
+            Ok(rx)
         })
     }
 }

@@ -659,35 +659,53 @@ impl Rubbo {
         target: &ReferTarget<'_>,
     ) -> Result<BoxInvoker, RpcError> {
         let i = &self.inner;
+        let params = self.consumer_params(target);
+        // By the migration step: interface level, application level, or both.
+        let invoker = i.app_discovery.refer(self, &params).await?;
+        let invoker = self.cluster_chain(invoker)?;
+        i.references.lock().push(invoker.clone());
+        i.qos.mark_started();
+        Ok(invoker)
+    }
+
+    /// An interface-level reference with the `refer=` parameters `query`, through
+    /// every registry (the first one with an available provider serves), with the
+    /// directory of each.
+    pub(crate) async fn refer_interface_level(
+        &self,
+        query: &str,
+    ) -> Result<(BoxInvoker, Vec<Arc<dyn rubbo_cluster::Directory>>), RpcError> {
+        let i = &self.inner;
+        let interface = Url::parse(&format!("?{query}"))
+            .ok()
+            .and_then(|u| u.get_param(keys::INTERFACE_KEY).map(str::to_owned))
+            .unwrap_or_default();
         if i.registries.is_empty() {
             return Err(config_err(format!(
-                "no registry configured to find {}: add .registry(..) or use refer_url",
-                target.service_key()
+                "no registry configured to find {interface}: add .registry(..) or use refer_url"
             )));
         }
-        let params = self.consumer_params(target);
-        let query: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let mut invokers = Vec::new();
+        let mut directories = Vec::new();
         for r in &i.registries {
             let reg = self
                 .registry_url(r)
-                .with_param_encoded(keys::REFER_KEY, &query.join("&"));
-            invokers.push(i.registry_protocol.refer(reg).await?);
+                .with_param_encoded(keys::REFER_KEY, query);
+            let (invoker, directory) = i.registry_protocol.refer_via(reg, None).await?;
+            invokers.push(invoker);
+            directories.push(directory);
         }
         let invoker = if invokers.len() == 1 {
             invokers.remove(0)
         } else {
             // Several registries: the first one with an available provider serves.
-            let consumer = Url::parse(&format!("consumer://{}/{}", i.host, target.interface))
+            let consumer = Url::parse(&format!("consumer://{}/{interface}", i.host))
                 .map_err(|e| config_err(e.to_string()))?
                 .with_param(keys::CLUSTER_KEY, "available");
             let dir = i.cluster.static_directory(consumer, invokers);
             i.cluster.join(dir).map_err(|e| config_err(e.to_string()))?
         };
-        let invoker = self.cluster_chain(invoker)?;
-        i.references.lock().push(invoker.clone());
-        i.qos.mark_started();
-        Ok(invoker)
+        Ok((invoker, directories))
     }
 
     /// `invoker` (a cluster) inside the cluster-stage consumer filters.
@@ -802,11 +820,6 @@ impl<'a> ReferTarget<'a> {
             group: service.group,
             methods: Some(service),
         }
-    }
-
-    /// `group/interface:version`, as the service key is written.
-    fn service_key(&self) -> String {
-        rubbo_common::service_key(Some(self.group), self.interface, Some(self.version))
     }
 }
 

@@ -140,3 +140,130 @@ async fn interface_mode_registers_no_instance() {
     assert!(discovery.instances("if-app").await.unwrap().is_empty());
     app.shutdown().await;
 }
+
+/// Calls `who()` until it answers (bounded by [`WAIT`]).
+async fn who_answers(client: &WhoClient) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match client.who().await {
+            Ok(s) => {
+                assert_eq!(s, "me");
+                return;
+            }
+            Err(e) => assert!(
+                tokio::time::Instant::now() < deadline,
+                "never answered: {e}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn provider(discovery: &Arc<MemoryServiceDiscovery>, app: &str) -> rubbo::RubboBuilder {
+    Rubbo::builder()
+        .application(app)
+        .port(0)
+        .register_mode("instance")
+        .service_discovery(discovery.clone())
+}
+
+#[tokio::test]
+async fn force_application_finds_the_provider_by_its_instance_and_metadata_service() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let p = provider(&discovery, "fa-provider").build().unwrap();
+    p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+
+    let c = Rubbo::builder()
+        .application("fa-consumer")
+        .migration("FORCE_APPLICATION")
+        .service_discovery(discovery.clone())
+        .build()
+        .unwrap();
+    // check=true (the default): ready once the first metadata is fetched.
+    let who = WhoClient::new(c.refer(&WhoClient::SERVICE).await.unwrap());
+    assert_eq!(who.who().await.unwrap(), "me");
+
+    // `provided-by` replaces the mapping: naming another application finds nothing.
+    let c2 = Rubbo::builder()
+        .application("fa-consumer-2")
+        .migration("FORCE_APPLICATION")
+        .param("provided-by", "someone-else")
+        .service_discovery(discovery.clone())
+        .build()
+        .unwrap();
+    let err = c2.refer(&WhoClient::SERVICE).await.unwrap_err();
+    assert!(err.to_string().contains("no provider"), "{err}");
+    p.shutdown().await;
+    c.shutdown().await;
+    c2.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_consumer_whose_first_metadata_fetch_fails_recovers_by_itself() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = asked.clone();
+    // The provider's MetadataService fails its first getMetadataInfo (a restart).
+    let failing = rubbo::filter_fn(move |inv: rubbo::Invocation, next: rubbo::BoxInvoker| {
+        if inv.method() == "getMetadataInfo"
+            && seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0
+        {
+            return Box::pin(async {
+                Err(RpcError::new(
+                    rubbo::ErrorKind::Network,
+                    "injected: MetadataService not ready",
+                ))
+            }) as rubbo::InvokeFuture;
+        }
+        next.invoke(inv)
+    })
+    .with_activate(rubbo::filter::Activate::provider(0));
+    let p = provider(&discovery, "retry-provider")
+        .filter("fail-first-metadata", failing)
+        .build()
+        .unwrap();
+    p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+
+    let c = Rubbo::builder()
+        .application("retry-consumer")
+        .migration("FORCE_APPLICATION")
+        .param("check", "false")
+        .service_discovery(discovery.clone())
+        .build()
+        .unwrap();
+    let who = WhoClient::new(c.refer(&WhoClient::SERVICE).await.unwrap());
+    assert!(who.who().await.is_err(), "pending after the failed fetch");
+    // Nothing changes in the registry: the retry alone brings the provider in.
+    who_answers(&who).await;
+    assert!(asked.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+    p.shutdown().await;
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn application_first_uses_the_instances_when_no_interface_level_provider_is_listed() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let p = provider(&discovery, "af-provider").build().unwrap();
+    p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+    let c = Rubbo::builder()
+        .application("af-consumer")
+        .registry("memory://local")
+        .migration("APPLICATION_FIRST")
+        .service_discovery(discovery.clone())
+        .build()
+        .unwrap();
+    let who = WhoClient::new(c.refer(&WhoClient::SERVICE).await.unwrap());
+    assert_eq!(who.who().await.unwrap(), "me");
+    p.shutdown().await;
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unknown_migration_step_is_refused() {
+    let err = Rubbo::builder()
+        .application("x")
+        .migration("SOMETIMES")
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("FORCE_APPLICATION"), "{err}");
+}

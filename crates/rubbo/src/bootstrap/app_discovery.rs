@@ -6,7 +6,11 @@
 //! shutdown removes the instance first. With `instance` the services are not
 //! registered at interface level.
 
+mod consumer;
 mod metadata_service;
+mod migration;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
@@ -31,6 +35,9 @@ pub(super) struct Settings {
     register_mode: Option<String>,
     metadata_type: Option<String>,
     backends: Vec<Backend>,
+    /// The consumer's migration step and threshold, when set.
+    migration: Option<String>,
+    threshold: Option<String>,
 }
 
 /// One application-level registry: its discovery and its mapping (the same object
@@ -50,6 +57,18 @@ impl RubboBuilder {
     /// (both; the default, as Java's).
     pub fn register_mode(mut self, mode: impl Into<String>) -> Self {
         self.app_discovery.register_mode = Some(mode.into());
+        self
+    }
+
+    /// How references find providers (Java's
+    /// `dubbo.application.service-discovery.migration`): `FORCE_INTERFACE` (the
+    /// interface-level nodes; Rubbo's default for now), `APPLICATION_FIRST`
+    /// (application level when its addresses cover the interface level's by
+    /// `migration.threshold`, default 1.0) or `FORCE_APPLICATION` (the application
+    /// instances and their MetadataService only). A reference's `migration.step`
+    /// parameter wins.
+    pub fn migration(mut self, step: impl Into<String>) -> Self {
+        self.app_discovery.migration = Some(step.into());
         self
     }
 
@@ -78,6 +97,17 @@ pub(super) fn apply_config(settings: &mut Settings, app: &rubbo_config::Applicat
     if let Some(m) = app.attributes.get(keys::METADATA_TYPE_KEY) {
         settings.metadata_type = Some(m.clone());
     }
+    for k in [
+        migration::SERVICE_DISCOVERY_MIGRATION_KEY,
+        migration::MIGRATION_STEP_KEY,
+    ] {
+        if let Some(m) = app.attributes.get(k) {
+            settings.migration = Some(m.clone());
+        }
+    }
+    if let Some(t) = app.attributes.get(migration::MIGRATION_THRESHOLD_KEY) {
+        settings.threshold = Some(t.clone());
+    }
 }
 
 /// The parsed register mode.
@@ -96,6 +126,10 @@ pub(super) struct AppDiscovery {
     sessions: Sessions,
     served: Arc<Mutex<Served>>,
     state: tokio::sync::Mutex<State>,
+    migration: Option<String>,
+    threshold: Option<String>,
+    /// The application-level registry of references, made at the first one.
+    consumer: tokio::sync::OnceCell<Arc<consumer::ServiceDiscoveryRegistry>>,
 }
 
 #[derive(Debug, Default)]
@@ -136,9 +170,15 @@ impl AppDiscovery {
             .unwrap_or(<MetadataType as keys::StrParam>::DEFAULT)
             .trim()
             .eq_ignore_ascii_case("remote");
+        if let Some(step) = &settings.migration {
+            migration::Step::parse(step)?;
+        }
         Ok(AppDiscovery {
             mode,
             remote,
+            migration: settings.migration.clone(),
+            threshold: settings.threshold.clone(),
+            consumer: tokio::sync::OnceCell::new(),
             sessions: sessions.clone(),
             served: Arc::default(),
             state: tokio::sync::Mutex::new(State {
@@ -165,12 +205,7 @@ impl AppDiscovery {
         if st.closed {
             return Ok(());
         }
-        if st.backends.is_none() {
-            let mut backends = std::mem::take(&mut st.given);
-            backends.extend(connect_backends(rubbo, &self.sessions).await?);
-            st.backends = Some(backends);
-        }
-        let backends = st.backends.clone().unwrap_or_default();
+        let backends = self.backends_of(rubbo, &mut st).await?;
         if backends.is_empty() {
             // `all` (the default) quietly means interface level only here.
             if self.mode == Mode::Instance {
@@ -237,6 +272,16 @@ impl AppDiscovery {
             st.instance = Some(instance);
         }
         Ok(())
+    }
+
+    /// The application-level registries, connected the first time.
+    async fn backends_of(&self, rubbo: &Rubbo, st: &mut State) -> Result<Vec<Backend>, RpcError> {
+        if st.backends.is_none() {
+            let mut backends = std::mem::take(&mut st.given);
+            backends.extend(connect_backends(rubbo, &self.sessions).await?);
+            st.backends = Some(backends);
+        }
+        Ok(st.backends.clone().unwrap_or_default())
     }
 
     /// After `urls` were unexported: removes their services and updates the instance,
@@ -371,6 +416,9 @@ impl AppDiscovery {
     pub(super) async fn shutdown(&self) {
         let mut st = self.state.lock().await;
         st.closed = true;
+        if let Some(r) = self.consumer.get() {
+            rubbo_registry::Registry::destroy(r.as_ref()).await;
+        }
         for b in st.backends.take().unwrap_or_default() {
             b.discovery.destroy().await;
         }
@@ -448,4 +496,140 @@ async fn connect_backends(rubbo: &Rubbo, sessions: &Sessions) -> Result<Vec<Back
 #[cfg(not(feature = "zookeeper"))]
 async fn connect_backends(_: &Rubbo, _: &Sessions) -> Result<Vec<Backend>, RpcError> {
     Ok(Vec::new())
+}
+
+impl AppDiscovery {
+    /// The migration step of a reference with `params`: its `migration.step`, else
+    /// the application's, else `FORCE_INTERFACE`.
+    fn step_of(&self, params: &[(String, String)]) -> Result<migration::Step, RpcError> {
+        let given = params
+            .iter()
+            .find(|(k, _)| k == migration::MIGRATION_STEP_KEY)
+            .map(|(_, v)| v.as_str())
+            .or(self.migration.as_deref());
+        given.map_or(Ok(migration::Step::ForceInterface), migration::Step::parse)
+    }
+
+    fn threshold_of(&self, params: &[(String, String)]) -> f64 {
+        params
+            .iter()
+            .find(|(k, _)| k == migration::MIGRATION_THRESHOLD_KEY)
+            .map(|(_, v)| v.as_str())
+            .or(self.threshold.as_deref())
+            .and_then(|t| t.trim().parse::<f64>().ok())
+            .filter(|t| *t >= 0.0)
+            .unwrap_or(1.0)
+    }
+
+    /// The application-level registry of this application's references.
+    async fn consumer_registry(
+        &self,
+        rubbo: &Rubbo,
+    ) -> Result<Arc<consumer::ServiceDiscoveryRegistry>, RpcError> {
+        self.consumer
+            .get_or_try_init(|| async {
+                let backends = {
+                    let mut st = self.state.lock().await;
+                    self.backends_of(rubbo, &mut st).await?
+                };
+                if backends.is_empty() {
+                    return Err(config_err(
+                        "application-level discovery needs a registry with it (ZooKeeper) or a service_discovery given in code",
+                    ));
+                }
+                let timeout = std::time::Duration::from_secs(5);
+                let fetcher = Arc::new(consumer::ServiceFetcher {
+                    protocols: rubbo.inner.protocols.clone(),
+                    timeout,
+                });
+                let url = Url::parse(&format!(
+                    "{}://{}/org.apache.dubbo.registry.RegistryService",
+                    keys::protocols::SERVICE_DISCOVERY_REGISTRY,
+                    rubbo.inner.host
+                ))
+                .map_err(|e| config_err(e.to_string()))?;
+                Ok(Arc::new(consumer::ServiceDiscoveryRegistry::new(
+                    url,
+                    backends,
+                    fetcher,
+                    consumer::Backoff::default(),
+                    timeout,
+                )))
+            })
+            .await
+            .cloned()
+    }
+
+    /// A reference with `params` (`query`, encoded for `refer=`) by its migration
+    /// step: interface level, application level, or both (`APPLICATION_FIRST`).
+    pub(super) async fn refer(
+        &self,
+        rubbo: &Rubbo,
+        params: &[(String, String)],
+    ) -> Result<rubbo_common::BoxInvoker, RpcError> {
+        let step = self.step_of(params)?;
+        let check = !params
+            .iter()
+            .any(|(k, v)| k == keys::CHECK_KEY && v.trim().eq_ignore_ascii_case("false"));
+        let query = |check_off: bool| {
+            let mut q: Vec<String> = params
+                .iter()
+                .filter(|(k, _)| !(check_off && k == keys::CHECK_KEY))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            if check_off {
+                q.push(format!("{}=false", keys::CHECK_KEY));
+            }
+            q.join("&")
+        };
+        match step {
+            migration::Step::ForceInterface => {
+                Ok(rubbo.refer_interface_level(&query(false)).await?.0)
+            }
+            migration::Step::ForceApplication => Ok(self
+                .refer_application_level(rubbo, &query(false))
+                .await?
+                .invoker),
+            migration::Step::ApplicationFirst => {
+                let application = self.refer_application_level(rubbo, &query(true)).await?;
+                let (invoker, directories) = rubbo.refer_interface_level(&query(true)).await?;
+                let interface = migration::Side {
+                    invoker,
+                    directories,
+                };
+                let m = migration::MigrationInvoker::new(
+                    interface,
+                    application,
+                    self.threshold_of(params),
+                );
+                if check && !rubbo_common::Invoker::is_available(&m) {
+                    rubbo_common::Invoker::destroy(&m);
+                    return Err(RpcError::no_provider(
+                        "no provider available at interface or application level (check=true; set check=false to start without one)",
+                    ));
+                }
+                Ok(Arc::new(m))
+            }
+        }
+    }
+
+    async fn refer_application_level(
+        &self,
+        rubbo: &Rubbo,
+        query: &str,
+    ) -> Result<migration::Side, RpcError> {
+        let registry = self.consumer_registry(rubbo).await?;
+        let url = rubbo_registry::Registry::url(registry.as_ref())
+            .clone()
+            .with_param_encoded(keys::REFER_KEY, query);
+        let (invoker, directory) = rubbo
+            .inner
+            .registry_protocol
+            .refer_via(url, Some(registry as rubbo_registry::SharedRegistry))
+            .await?;
+        Ok(migration::Side {
+            invoker,
+            directories: vec![directory],
+        })
+    }
 }

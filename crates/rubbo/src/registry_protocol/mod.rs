@@ -196,11 +196,23 @@ impl RegistryProtocol {
     /// Refers through `registry://...&refer=`: subscribes, waits for the first provider
     /// list (bounded; an error with `check=true` and no provider), joins the cluster.
     async fn refer_registry(&self, url: Url) -> Result<Arc<RegistryInvoker>, RpcError> {
+        self.refer_on(url, None).await
+    }
+
+    /// [`refer_registry`](Self::refer_registry) through `registry` when given.
+    async fn refer_on(
+        &self,
+        url: Url,
+        registry: Option<SharedRegistry>,
+    ) -> Result<Arc<RegistryInvoker>, RpcError> {
         if self.closing.is_cancelled() {
             return Err(config_err("the registry protocol is destroyed"));
         }
         let consumer = consumer_url(&url)?;
-        let registry = self.registry(&url).await?;
+        let registry = match registry {
+            Some(r) => r,
+            None => self.registry(&url).await?,
+        };
         let application = consumer.get_param(keys::APPLICATION_KEY).map(str::to_owned);
         // The consumer's own address, which consumer-side override rules may name
         // (Java's `NetUtils.getLocalHost()`).
@@ -295,6 +307,18 @@ impl RegistryProtocol {
         });
         self.book.add_reference(&invoker, registry.url().clone());
         Ok(invoker)
+    }
+
+    /// [`refer`](Protocol::refer) through `registry` (an application-level one)
+    /// instead of the one `url` names; also returns the reference's directory.
+    pub(crate) async fn refer_via(
+        &self,
+        url: Url,
+        registry: Option<SharedRegistry>,
+    ) -> Result<(BoxInvoker, Arc<dyn Directory>), RpcError> {
+        let invoker = self.refer_on(url, registry).await?;
+        let directory = invoker.directory.clone() as Arc<dyn Directory>;
+        Ok((invoker as BoxInvoker, directory))
     }
 
     async fn registry(&self, url: &Url) -> Result<SharedRegistry, RpcError> {

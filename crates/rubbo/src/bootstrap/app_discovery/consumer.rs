@@ -1,0 +1,598 @@
+//! Application-level discovery, consumer side (Java's `ServiceDiscoveryRegistry` and
+//! `ServiceInstancesChangedListener`): a [`Registry`] whose subscription finds the
+//! applications of the interface (the mapping, watched, or `provided-by`), watches
+//! their instances, fetches each distinct revision's MetadataInfo once (cached and
+//! shared by every reference of the application), and announces the provider URLs
+//! built from each instance's address and the service's parameters. The reference
+//! then runs through the same directory, routers and load balancing as at interface
+//! level.
+//!
+//! A failed fetch (an error, an unknown revision, a timeout) is logged once and
+//! retried with backoff; the instance is kept pending and keeps the addresses of its
+//! previous revision, so a bad instance never clears valid addresses.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use parking_lot::Mutex;
+use rubbo_common::{BoxFuture, Protocol, RpcError, Url, keys};
+use rubbo_metadata::{
+    InstancesWatch, MappingWatch, MetadataInfo, ServiceInstance, parse_mapping, parse_url_params,
+};
+use rubbo_registry::{
+    PROVIDERS_CATEGORY, Registry, RegistryResult, SharedListener, empty_url, is_match,
+    notify_safely, same_listener,
+};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use super::Backend;
+use super::metadata_service::{MetadataService as _, MetadataServiceClient};
+
+/// The reference parameter naming the provider applications (skips the mapping).
+pub(crate) const PROVIDED_BY_KEY: &str = "provided-by";
+
+/// Fetches the MetadataInfo of one revision from an instance.
+pub(crate) trait MetadataFetcher: Send + Sync + std::fmt::Debug + 'static {
+    /// The MetadataInfo of `revision` as `instance` serves it.
+    fn fetch(
+        &self,
+        instance: &ServiceInstance,
+        revision: &str,
+    ) -> BoxFuture<'static, Result<MetadataInfo, RpcError>>;
+}
+
+/// Calls `getMetadataInfo(revision)` of the instance's MetadataService V1 (group =
+/// its application) with the protocol and port of `dubbo.metadata-service.url-params`
+/// (else dubbo on the instance port), as Java's `MetadataUtils.getRemoteMetadata`.
+#[derive(Debug)]
+pub(crate) struct ServiceFetcher {
+    pub(crate) protocols: Arc<rubbo_common::ExtensionTable<dyn Protocol>>,
+    pub(crate) timeout: Duration,
+}
+
+/// The MetadataService URL of `instance`.
+pub(crate) fn metadata_service_url(
+    instance: &ServiceInstance,
+    timeout: Duration,
+) -> Result<Url, RpcError> {
+    let mut params = parse_url_params(instance);
+    let protocol = params
+        .remove(keys::PROTOCOL_KEY)
+        .unwrap_or_else(|| keys::defaults::PROTOCOL.to_owned());
+    let port = params
+        .remove(keys::PORT_KEY)
+        .and_then(|p| p.trim().parse::<u16>().ok())
+        .unwrap_or(instance.port);
+    params.remove(keys::SIDE_KEY);
+    let url = Url::parse(&format!(
+        "{protocol}://{}:{port}/{}",
+        instance.host,
+        keys::METADATA_SERVICE_INTERFACE
+    ))
+    .map_err(|e| {
+        super::config_err(format!(
+            "bad MetadataService address of {}: {e}",
+            instance.id()
+        ))
+    })?;
+    Ok(url
+        .with_params(params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .with_params([
+            (keys::INTERFACE_KEY, keys::METADATA_SERVICE_INTERFACE),
+            (keys::VERSION_KEY, keys::METADATA_SERVICE_VERSION),
+            (keys::GROUP_KEY, instance.service_name.as_str()),
+            (keys::SIDE_KEY, keys::CONSUMER_SIDE),
+            (keys::CONNECTIONS_KEY, "1"),
+            (keys::RETRIES_KEY, "0"),
+            (keys::CHECK_KEY, "false"),
+        ])
+        .with_param(keys::TIMEOUT_KEY, timeout.as_millis().to_string()))
+}
+
+impl MetadataFetcher for ServiceFetcher {
+    fn fetch(
+        &self,
+        instance: &ServiceInstance,
+        revision: &str,
+    ) -> BoxFuture<'static, Result<MetadataInfo, RpcError>> {
+        let url = metadata_service_url(instance, self.timeout);
+        let protocols = self.protocols.clone();
+        let revision = revision.to_owned();
+        Box::pin(async move {
+            let url = url?;
+            let name = url
+                .protocol()
+                .unwrap_or(keys::defaults::PROTOCOL)
+                .to_owned();
+            let protocol = protocols
+                .get(&name)
+                .map_err(|e| super::config_err(e.to_string()))?;
+            let invoker = protocol.refer(url).await?;
+            let client = MetadataServiceClient::new(invoker.clone());
+            let answer = client.get_metadata_info(Some(revision.clone())).await;
+            invoker.destroy();
+            answer?.ok_or_else(|| {
+                RpcError::new(
+                    rubbo_common::ErrorKind::Biz,
+                    format!("MetadataService does not know revision {revision}"),
+                )
+            })
+        })
+    }
+}
+
+/// The retry schedule of failed fetches: `base`, doubled per failure up to `max`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Backoff {
+    pub(crate) base: Duration,
+    pub(crate) max: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            base: Duration::from_secs(1),
+            max: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Backoff {
+    fn after(&self, failures: u32) -> Duration {
+        self.base
+            .saturating_mul(1u32 << failures.saturating_sub(1).min(16))
+            .min(self.max)
+    }
+}
+
+/// MetadataInfo by (application, revision), shared by every subscription.
+pub(crate) type MetadataCache = Arc<Mutex<HashMap<(String, String), Arc<MetadataInfo>>>>;
+
+/// The application-level registry of one application (see the [module docs](self)).
+#[derive(Debug)]
+pub(crate) struct ServiceDiscoveryRegistry {
+    url: Url,
+    backends: Vec<Backend>,
+    fetcher: Arc<dyn MetadataFetcher>,
+    cache: MetadataCache,
+    backoff: Backoff,
+    fetch_timeout: Duration,
+    subscriptions: Mutex<Vec<(SharedListener, CancellationToken)>>,
+    closing: CancellationToken,
+}
+
+impl ServiceDiscoveryRegistry {
+    /// Over `backends`, fetching with `fetcher`.
+    pub(crate) fn new(
+        url: Url,
+        backends: Vec<Backend>,
+        fetcher: Arc<dyn MetadataFetcher>,
+        backoff: Backoff,
+        fetch_timeout: Duration,
+    ) -> Self {
+        ServiceDiscoveryRegistry {
+            url,
+            backends,
+            fetcher,
+            cache: MetadataCache::default(),
+            backoff,
+            fetch_timeout,
+            subscriptions: Mutex::new(Vec::new()),
+            closing: CancellationToken::new(),
+        }
+    }
+
+    /// How many revisions are cached.
+    #[cfg(test)]
+    pub(crate) fn cached(&self) -> usize {
+        self.cache.lock().len()
+    }
+}
+
+impl Registry for ServiceDiscoveryRegistry {
+    fn url(&self) -> &Url {
+        &self.url
+    }
+
+    fn is_available(&self) -> bool {
+        !self.closing.is_cancelled()
+    }
+
+    /// Consumers are not registered at application level (as in Java).
+    fn register(&self, _url: Url) -> BoxFuture<'_, RegistryResult<()>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn unregister(&self, _url: Url) -> BoxFuture<'_, RegistryResult<()>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Resolves the applications, fetches the metadata of every instance (bounded by
+    /// the fetch timeout), announces the first list, then follows every change.
+    fn subscribe(&self, url: Url, listener: SharedListener) -> BoxFuture<'_, RegistryResult<()>> {
+        Box::pin(async move {
+            let token = self.closing.child_token();
+            let mut sub = Watcher::start(self, url).await;
+            sub.refresh(&listener).await;
+            self.subscriptions
+                .lock()
+                .push((listener.clone(), token.clone()));
+            tokio::spawn(sub.run(listener, token));
+            Ok(())
+        })
+    }
+
+    fn unsubscribe(
+        &self,
+        _url: Url,
+        listener: SharedListener,
+    ) -> BoxFuture<'_, RegistryResult<()>> {
+        self.subscriptions.lock().retain(|(l, token)| {
+            let same = same_listener(l, &listener);
+            if same {
+                token.cancel();
+            }
+            !same
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn lookup(&self, _url: Url) -> BoxFuture<'_, RegistryResult<Vec<Url>>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    fn destroy(&self) -> BoxFuture<'_, ()> {
+        self.closing.cancel();
+        self.subscriptions.lock().clear();
+        Box::pin(async {})
+    }
+}
+
+/// A failed revision: when to try again, and how often it failed.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    failures: u32,
+    next: Instant,
+}
+
+/// The instances of one application: the watch, and the list read when it was
+/// made, used until the watch reports (a ZooKeeper watch starts empty and fills in).
+struct AppWatch {
+    rx: InstancesWatch,
+    seed: Option<Vec<ServiceInstance>>,
+}
+
+impl AppWatch {
+    fn current(&mut self) -> Vec<ServiceInstance> {
+        if self.rx.has_changed().unwrap_or(true) {
+            self.seed = None;
+        }
+        let now = self.rx.borrow_and_update().to_vec();
+        match &self.seed {
+            Some(seed) if now.is_empty() => seed.clone(),
+            _ => now,
+        }
+    }
+}
+
+/// One subscription's state.
+struct Watcher {
+    consumer: Url,
+    interface: String,
+    backends: Vec<Backend>,
+    fetcher: Arc<dyn MetadataFetcher>,
+    cache: MetadataCache,
+    backoff: Backoff,
+    fetch_timeout: Duration,
+    /// `None` with `provided-by`.
+    mappings: Vec<Option<MappingWatch>>,
+    /// Per backend: the application watches.
+    apps: Vec<HashMap<String, AppWatch>>,
+    pending: HashMap<(String, String), Pending>,
+    /// The addresses of each instance (app, id) at its last known revision.
+    known: HashMap<(String, String), Vec<Url>>,
+    skipped: BTreeSet<String>,
+    last: Option<Vec<Url>>,
+}
+
+impl Watcher {
+    async fn start(registry: &ServiceDiscoveryRegistry, consumer: Url) -> Self {
+        let interface = consumer.service_interface().unwrap_or_default().to_owned();
+        let provided_by = consumer
+            .get_param(PROVIDED_BY_KEY)
+            .map(parse_mapping)
+            .filter(|a| !a.is_empty());
+        let mut w = Watcher {
+            consumer,
+            interface,
+            backends: registry.backends.clone(),
+            fetcher: registry.fetcher.clone(),
+            cache: registry.cache.clone(),
+            backoff: registry.backoff,
+            fetch_timeout: registry.fetch_timeout,
+            mappings: Vec::new(),
+            apps: registry.backends.iter().map(|_| HashMap::new()).collect(),
+            pending: HashMap::new(),
+            known: HashMap::new(),
+            skipped: BTreeSet::new(),
+            last: None,
+        };
+        for (i, b) in w.backends.clone().iter().enumerate() {
+            let apps = match &provided_by {
+                Some(apps) => {
+                    w.mappings.push(None);
+                    apps.clone()
+                }
+                None => match b.mapping.watch_mapping(&w.interface).await {
+                    Ok(mut m) => {
+                        let apps = m.borrow_and_update().to_vec();
+                        w.mappings.push(Some(m));
+                        apps
+                    }
+                    Err(e) => {
+                        warn!(interface = %w.interface, error = %e, "service-name mapping not readable");
+                        w.mappings.push(None);
+                        Vec::new()
+                    }
+                },
+            };
+            w.follow_apps(i, &apps).await;
+        }
+        info!(interface = %w.interface, apps = ?w.app_names(), "application-level subscription");
+        w
+    }
+
+    fn app_names(&self) -> BTreeSet<String> {
+        self.apps.iter().flat_map(|m| m.keys().cloned()).collect()
+    }
+
+    /// Watches the instances of `apps` on backend `i` (the ones not watched yet).
+    async fn follow_apps(&mut self, i: usize, apps: &[String]) {
+        for app in apps {
+            if self.apps[i].contains_key(app) {
+                continue;
+            }
+            let discovery = &self.backends[i].discovery;
+            match discovery.watch(app).await {
+                Ok(rx) => {
+                    let seed = match discovery.instances(app).await {
+                        Ok(list) => Some(list),
+                        Err(e) => {
+                            debug!(app = %app, error = %e, "instances not read yet");
+                            None
+                        }
+                    };
+                    self.apps[i].insert(app.clone(), AppWatch { rx, seed });
+                }
+                Err(e) => warn!(app = %app, error = %e, "instances not watched"),
+            }
+        }
+    }
+
+    async fn run(mut self, listener: SharedListener, token: CancellationToken) {
+        loop {
+            let retry_at = self.pending.values().map(|p| p.next).min();
+            let mut changes: Vec<BoxFuture<'_, Option<usize>>> = Vec::new();
+            for (i, m) in self.mappings.iter_mut().enumerate() {
+                if let Some(m) = m {
+                    changes.push(Box::pin(m.changed().map(move |r| r.ok().map(|()| i))));
+                }
+            }
+            for apps in &mut self.apps {
+                for w in apps.values_mut() {
+                    changes.push(Box::pin(
+                        w.rx.changed().map(|r| r.ok().map(|()| usize::MAX)),
+                    ));
+                }
+            }
+            let any_change = async move {
+                if changes.is_empty() {
+                    std::future::pending::<()>().await;
+                }
+                let (r, _, _) = futures::future::select_all(changes).await;
+                r
+            };
+            let retry = async {
+                match retry_at {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let changed = tokio::select! {
+                () = token.cancelled() => break,
+                r = any_change => r,
+                () = retry => None,
+            };
+            if let Some(i) = changed.filter(|i| *i != usize::MAX) {
+                let apps = self.mappings[i]
+                    .as_mut()
+                    .map(|m| m.borrow_and_update().to_vec())
+                    .unwrap_or_default();
+                info!(interface = %self.interface, apps = ?apps, "service-name mapping changed");
+                self.follow_apps(i, &apps).await;
+            }
+            // Closed watches are dropped, so a gone backend cannot spin the loop.
+            for m in &mut self.mappings {
+                if m.as_ref().is_some_and(|m| m.has_changed().is_err()) {
+                    *m = None;
+                }
+            }
+            for apps in &mut self.apps {
+                apps.retain(|_, w| w.rx.has_changed().is_ok());
+            }
+            self.refresh(&listener).await;
+        }
+        debug!(interface = %self.interface, "application-level subscription closed");
+    }
+
+    /// Reads every instance, fetches the revisions not cached (and not waiting for a
+    /// retry), and announces the addresses when they changed.
+    async fn refresh(&mut self, listener: &SharedListener) {
+        let mut instances: Vec<ServiceInstance> = Vec::new();
+        for apps in &mut self.apps {
+            for w in apps.values_mut() {
+                for i in &w.current() {
+                    if !instances
+                        .iter()
+                        .any(|x| x.service_name == i.service_name && x.id() == i.id())
+                    {
+                        instances.push(i.clone());
+                    }
+                }
+            }
+        }
+        let now = Instant::now();
+        let mut wanted: Vec<(String, String, ServiceInstance)> = Vec::new();
+        for i in &instances {
+            let Some(rev) = i.revision().filter(|r| !r.is_empty() && *r != "0") else {
+                if self.skipped.insert(i.id()) {
+                    warn!(app = %i.service_name, instance = %i.id(), "instance without a revision skipped");
+                }
+                continue;
+            };
+            let key = (i.service_name.clone(), rev.to_owned());
+            if self.cache.lock().contains_key(&key)
+                || self.pending.get(&key).is_some_and(|p| p.next > now)
+                || wanted.iter().any(|(a, r, _)| *a == key.0 && *r == key.1)
+            {
+                continue;
+            }
+            wanted.push((key.0, key.1, i.clone()));
+        }
+        let fetches = wanted.into_iter().map(|(app, rev, i)| {
+            let fut = self.fetcher.fetch(&i, &rev);
+            let timeout = self.fetch_timeout;
+            async move {
+                let r = match tokio::time::timeout(timeout, fut).await {
+                    Ok(r) => r,
+                    Err(_) => Err(RpcError::timeout(format!(
+                        "getMetadataInfo took over {timeout:?}"
+                    ))),
+                };
+                (app, rev, i, r)
+            }
+        });
+        for (app, rev, i, r) in futures::future::join_all(fetches).await {
+            let key = (app, rev);
+            match r {
+                Ok(info) => {
+                    info!(app = %key.0, revision = %key.1, instance = %i.id(), services = info.services.len(), "metadata fetched");
+                    self.pending.remove(&key);
+                    self.cache.lock().insert(key, Arc::new(info));
+                }
+                Err(e) => {
+                    let failures = self.pending.get(&key).map_or(0, |p| p.failures) + 1;
+                    let wait = self.backoff.after(failures);
+                    if failures == 1 {
+                        warn!(app = %key.0, revision = %key.1, instance = %i.id(), error = %e, retry_in = ?wait, "metadata not fetched; the instance is pending and retried");
+                    } else {
+                        debug!(app = %key.0, revision = %key.1, failures, error = %e, "metadata retry failed");
+                    }
+                    self.pending.insert(
+                        key,
+                        Pending {
+                            failures,
+                            next: Instant::now() + wait,
+                        },
+                    );
+                }
+            }
+        }
+        // Revisions no instance carries any more are not retried.
+        self.pending.retain(|(app, rev), _| {
+            instances
+                .iter()
+                .any(|i| i.service_name == *app && i.revision() == Some(rev.as_str()))
+        });
+        let mut known = HashMap::new();
+        let mut urls: Vec<Url> = Vec::new();
+        for i in &instances {
+            let id = (i.service_name.clone(), i.id());
+            let info = i.revision().and_then(|r| {
+                self.cache
+                    .lock()
+                    .get(&(i.service_name.clone(), r.to_owned()))
+                    .cloned()
+            });
+            let list = match info {
+                Some(info) => provider_urls(i, &info, &self.consumer, &self.interface),
+                // Pending: the addresses of its previous revision, if any.
+                None => match self.known.get(&id) {
+                    Some(old) => old.clone(),
+                    None => continue,
+                },
+            };
+            urls.extend(list.iter().cloned());
+            known.insert(id, list);
+        }
+        self.known = known;
+        urls.sort_by_key(Url::to_full_string);
+        urls.dedup_by(|a, b| a.to_full_string() == b.to_full_string());
+        if self.last.as_ref() == Some(&urls) {
+            return;
+        }
+        debug!(interface = %self.interface, providers = urls.len(), "application-level providers");
+        self.last = Some(urls.clone());
+        let list = if urls.is_empty() {
+            vec![empty_url(&self.consumer, PROVIDERS_CATEGORY)]
+        } else {
+            urls
+        };
+        notify_safely(listener.as_ref(), list);
+    }
+}
+
+/// The provider URLs of `instance` for `consumer` from its application's metadata:
+/// each service of `interface` matching the consumer's group, version and (when
+/// given) protocol, at the instance host and the port of the service's protocol.
+pub(crate) fn provider_urls(
+    instance: &ServiceInstance,
+    info: &MetadataInfo,
+    consumer: &Url,
+    interface: &str,
+) -> Vec<Url> {
+    let wanted: Option<Vec<&str>> = consumer
+        .get_param(keys::PROTOCOL_KEY)
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| p.split(',').map(str::trim).collect());
+    let endpoints = instance.endpoints();
+    let mut out = Vec::new();
+    for s in info.services.values() {
+        if s.name.as_deref() != Some(interface) {
+            continue;
+        }
+        let protocol = s.protocol.as_deref().unwrap_or(keys::defaults::PROTOCOL);
+        if wanted.as_ref().is_some_and(|w| !w.contains(&protocol)) {
+            continue;
+        }
+        let port = endpoints
+            .iter()
+            .find(|e| e.protocol == protocol)
+            .map(|e| e.port)
+            .or_else(|| u16::try_from(s.port).ok().filter(|p| *p > 0))
+            .unwrap_or(instance.port);
+        let path = s.path.as_deref().unwrap_or(interface);
+        let Ok(url) = Url::parse(&format!("{protocol}://{}:{port}/{path}", instance.host)) else {
+            debug!(instance = %instance.id(), "bad address skipped");
+            continue;
+        };
+        let mut url = url
+            .with_params(s.params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .with_param(keys::INTERFACE_KEY, interface);
+        if let Some(g) = s.group.as_deref().filter(|g| !g.is_empty()) {
+            url = url.with_param(keys::GROUP_KEY, g);
+        }
+        if let Some(v) = s.version.as_deref().filter(|v| !v.is_empty()) {
+            url = url.with_param(keys::VERSION_KEY, v);
+        }
+        let url = url.without_params(&[keys::CATEGORY_KEY]);
+        if is_match(consumer, &url) {
+            out.push(url);
+        }
+    }
+    out
+}

@@ -1,0 +1,422 @@
+//! The consumer side of application-level discovery over the memory discovery, with
+//! a scripted MetadataService.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rubbo_common::{BoxFuture, ErrorKind, RpcError, Url, keys};
+use rubbo_metadata::{
+    Endpoint, MemoryServiceDiscovery, MetadataInfo, ServiceDiscovery, ServiceInfo, ServiceInstance,
+    ServiceNameMapping,
+};
+use rubbo_registry::{Registry, SharedListener};
+use tokio::sync::watch;
+
+use super::Backend;
+use super::consumer::{Backoff, MetadataFetcher, PROVIDED_BY_KEY, ServiceDiscoveryRegistry};
+use super::migration::Step;
+
+const IFACE: &str = "org.rubbo.test.Greeter";
+const WAIT: Duration = Duration::from_secs(10);
+
+/// What each (app, revision) answers: the info, after `fail` failures; `hang` never answers.
+#[derive(Debug, Default)]
+struct Script {
+    infos: Mutex<HashMap<String, MetadataInfo>>,
+    fail: Mutex<HashMap<String, usize>>,
+    hang: Mutex<Vec<String>>,
+    calls: AtomicUsize,
+}
+
+impl MetadataFetcher for Arc<Script> {
+    fn fetch(
+        &self,
+        _instance: &ServiceInstance,
+        revision: &str,
+    ) -> BoxFuture<'static, Result<MetadataInfo, RpcError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let hang = self.hang.lock().iter().any(|r| r == revision);
+        let fail = {
+            let mut f = self.fail.lock();
+            match f.get_mut(revision) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    true
+                }
+                _ => false,
+            }
+        };
+        let info = self.infos.lock().get(revision).cloned();
+        Box::pin(async move {
+            if hang {
+                std::future::pending::<()>().await;
+            }
+            if fail {
+                return Err(RpcError::new(
+                    ErrorKind::Network,
+                    "injected: provider restarting",
+                ));
+            }
+            info.ok_or_else(|| RpcError::new(ErrorKind::Biz, "unknown revision"))
+        })
+    }
+}
+
+fn info(app: &str, port: u16, extra: &str) -> MetadataInfo {
+    let url = Url::parse(&format!(
+        "dubbo://127.0.0.1:{port}/{IFACE}?interface={IFACE}&version=1.0.0&application={app}&side=provider&x={extra}"
+    ))
+    .unwrap();
+    let mut i = MetadataInfo::new(app);
+    i.add_service(ServiceInfo::from_url(&url));
+    let other = Url::parse(&format!(
+        "dubbo://127.0.0.1:{port}/org.rubbo.test.Other?interface=org.rubbo.test.Other&application={app}"
+    ))
+    .unwrap();
+    i.add_service(ServiceInfo::from_url(&other));
+    i
+}
+
+fn instance(app: &str, port: u16, revision: &str) -> ServiceInstance {
+    let mut i = ServiceInstance::new(app, "127.0.0.1", port);
+    i.metadata.insert(
+        keys::EXPORTED_SERVICES_REVISION_PROPERTY_NAME.into(),
+        revision.into(),
+    );
+    i.set_endpoints(&[Endpoint {
+        port,
+        protocol: "dubbo".into(),
+    }]);
+    i
+}
+
+struct Fixture {
+    discovery: MemoryServiceDiscovery,
+    script: Arc<Script>,
+    registry: ServiceDiscoveryRegistry,
+}
+
+fn fixture() -> Fixture {
+    let discovery = MemoryServiceDiscovery::new();
+    let script = Arc::new(Script::default());
+    let d = Arc::new(discovery.clone());
+    let backend = Backend {
+        discovery: d.clone(),
+        mapping: d,
+        #[cfg(feature = "zookeeper")]
+        report: None,
+    };
+    let registry = ServiceDiscoveryRegistry::new(
+        Url::parse("service-discovery-registry://127.0.0.1/r").unwrap(),
+        vec![backend],
+        Arc::new(script.clone()),
+        Backoff {
+            base: Duration::from_millis(20),
+            max: Duration::from_millis(200),
+        },
+        Duration::from_millis(300),
+    );
+    Fixture {
+        discovery,
+        script,
+        registry,
+    }
+}
+
+fn consumer(extra: &str) -> Url {
+    Url::parse(&format!(
+        "consumer://127.0.0.1/{IFACE}?interface={IFACE}&version=1.0.0&category=providers,configurators,routers{extra}"
+    ))
+    .unwrap()
+}
+
+/// Subscribes; the receiver holds the addresses (`host:port`) of every list.
+async fn subscribe(r: &ServiceDiscoveryRegistry, url: Url) -> watch::Receiver<Vec<String>> {
+    let (tx, rx) = watch::channel(Vec::new());
+    let listener: SharedListener = Arc::new(move |urls: Vec<Url>| {
+        let list: Vec<String> = urls
+            .iter()
+            .filter(|u| u.protocol() != Some("empty"))
+            .map(Url::address)
+            .collect();
+        tx.send_replace(list);
+    });
+    r.subscribe(url, listener).await.unwrap();
+    rx
+}
+
+async fn until(rx: &mut watch::Receiver<Vec<String>>, want: &[&str]) {
+    let want: Vec<String> = want.iter().map(|s| (*s).to_owned()).collect();
+    let got = tokio::time::timeout(WAIT, rx.wait_for(|l| *l == want))
+        .await
+        .is_ok();
+    assert!(got, "never {want:?}; last {:?}", *rx.borrow());
+}
+
+#[tokio::test]
+async fn one_fetch_per_revision_and_urls_from_the_instance_and_its_metadata() {
+    let f = fixture();
+    let meta = info("app-a", 1, "1");
+    let rev = meta.revision().to_owned();
+    f.script.infos.lock().insert(rev.clone(), meta);
+    f.discovery.map(IFACE, "app-a").await.unwrap();
+    f.discovery
+        .register(instance("app-a", 2001, &rev))
+        .await
+        .unwrap();
+    f.discovery
+        .register(instance("app-a", 2002, &rev))
+        .await
+        .unwrap();
+
+    let mut rx = subscribe(&f.registry, consumer("")).await;
+    // The first list is there when subscribe returns.
+    assert_eq!(
+        *rx.borrow_and_update(),
+        ["127.0.0.1:2001", "127.0.0.1:2002"]
+    );
+    assert_eq!(
+        f.script.calls.load(Ordering::SeqCst),
+        1,
+        "one call for one revision"
+    );
+
+    // A third instance with the known revision costs no call.
+    f.discovery
+        .register(instance("app-a", 2003, &rev))
+        .await
+        .unwrap();
+    until(
+        &mut rx,
+        &["127.0.0.1:2001", "127.0.0.1:2002", "127.0.0.1:2003"],
+    )
+    .await;
+    assert_eq!(f.script.calls.load(Ordering::SeqCst), 1);
+
+    // A second reference of the same application shares the cache.
+    let rx2 = subscribe(&f.registry, consumer("")).await;
+    assert_eq!(rx2.borrow().len(), 3);
+    assert_eq!(f.script.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(f.registry.cached(), 1);
+
+    // Another version is not matched.
+    let rx3 = subscribe(&f.registry, consumer("").with_param("version", "2.0.0")).await;
+    assert!(rx3.borrow().is_empty());
+}
+
+#[tokio::test]
+async fn the_mapping_is_watched_and_provided_by_skips_it() {
+    let f = fixture();
+    let meta = info("app-b", 1, "b");
+    let rev = meta.revision().to_owned();
+    f.script.infos.lock().insert(rev.clone(), meta);
+    f.discovery
+        .register(instance("app-b", 3001, &rev))
+        .await
+        .unwrap();
+
+    let mut mapped = subscribe(&f.registry, consumer("")).await;
+    assert!(mapped.borrow_and_update().is_empty(), "no mapping yet");
+    let given = subscribe(
+        &f.registry,
+        consumer("").with_param(PROVIDED_BY_KEY, "app-b"),
+    )
+    .await;
+    assert_eq!(*given.borrow(), ["127.0.0.1:3001"]);
+
+    f.discovery.map(IFACE, "app-b").await.unwrap();
+    until(&mut mapped, &["127.0.0.1:3001"]).await;
+}
+
+#[tokio::test]
+async fn a_failed_fetch_is_retried_and_the_consumer_recovers_by_itself() {
+    let f = fixture();
+    let meta = info("app-c", 1, "c");
+    let rev = meta.revision().to_owned();
+    f.script.infos.lock().insert(rev.clone(), meta);
+    f.script.fail.lock().insert(rev.clone(), 3);
+    f.discovery.map(IFACE, "app-c").await.unwrap();
+    f.discovery
+        .register(instance("app-c", 4001, &rev))
+        .await
+        .unwrap();
+
+    let mut rx = subscribe(&f.registry, consumer("")).await;
+    assert!(rx.borrow_and_update().is_empty(), "pending, not served yet");
+    // No instance change happens: the retries alone bring it in.
+    until(&mut rx, &["127.0.0.1:4001"]).await;
+    assert_eq!(f.script.calls.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test]
+async fn bad_instances_never_clear_valid_addresses() {
+    let f = fixture();
+    let good = info("app-d", 1, "good");
+    let rev = good.revision().to_owned();
+    f.script.infos.lock().insert(rev.clone(), good.clone());
+    f.discovery.map(IFACE, "app-d").await.unwrap();
+    f.discovery
+        .register(instance("app-d", 5001, &rev))
+        .await
+        .unwrap();
+    // Hanging MetadataService, unknown revision, no revision at all.
+    f.script.hang.lock().push("hang".into());
+    f.discovery
+        .register(instance("app-d", 5002, "hang"))
+        .await
+        .unwrap();
+    f.discovery
+        .register(instance("app-d", 5003, "unknown"))
+        .await
+        .unwrap();
+    f.discovery
+        .register(ServiceInstance::new("app-d", "127.0.0.1", 5004))
+        .await
+        .unwrap();
+
+    let mut rx = subscribe(&f.registry, consumer("")).await;
+    assert_eq!(*rx.borrow_and_update(), ["127.0.0.1:5001"]);
+
+    // 5001 moves to a revision that cannot be fetched: it keeps its old addresses.
+    let before = f.script.calls.load(Ordering::SeqCst);
+    f.discovery
+        .register(instance("app-d", 5001, "broken"))
+        .await
+        .unwrap();
+    // Wait (bounded) until its new revision failed twice.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while f.script.calls.load(Ordering::SeqCst) < before + 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no retry of the broken revision"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(*rx.borrow_and_update(), ["127.0.0.1:5001"]);
+    // Once its new revision is served, it is taken.
+    let mut next = info("app-d", 1, "next");
+    next.revision = Some("broken".into());
+    f.script.infos.lock().insert("broken".into(), next);
+    f.discovery
+        .register(instance("app-d", 5005, &rev))
+        .await
+        .unwrap();
+    until(&mut rx, &["127.0.0.1:5001", "127.0.0.1:5005"]).await;
+}
+
+#[test]
+fn steps_parse_as_java_names_them() {
+    assert_eq!(
+        Step::parse("force_application").unwrap(),
+        Step::ForceApplication
+    );
+    assert_eq!(
+        Step::parse(" APPLICATION_FIRST").unwrap(),
+        Step::ApplicationFirst
+    );
+    assert_eq!(
+        Step::parse("FORCE_INTERFACE").unwrap(),
+        Step::ForceInterface
+    );
+    assert!(Step::parse("SOMETIMES").is_err());
+}
+
+/// A directory of `n` placeholder providers whose size a test sets.
+#[derive(Debug)]
+struct Counted(Mutex<usize>, Url);
+
+impl rubbo_cluster::Directory for Counted {
+    fn url(&self) -> &Url {
+        &self.1
+    }
+    fn list(&self, _: &rubbo_common::Invocation) -> Arc<Vec<rubbo_common::BoxInvoker>> {
+        self.all_invokers()
+    }
+    fn all_invokers(&self) -> Arc<Vec<rubbo_common::BoxInvoker>> {
+        let n = *self.0.lock();
+        Arc::new((0..n).map(|_| placeholder(&self.1)).collect())
+    }
+    fn destroy(&self) {}
+}
+
+#[derive(Debug)]
+struct Placeholder(Url);
+
+impl rubbo_common::Invoker for Placeholder {
+    fn invoke(&self, _: rubbo_common::Invocation) -> rubbo_common::InvokeFuture {
+        Box::pin(async { Err(RpcError::new(ErrorKind::Unknown, "placeholder")) })
+    }
+    fn url(&self) -> &Url {
+        &self.0
+    }
+}
+
+fn placeholder(url: &Url) -> rubbo_common::BoxInvoker {
+    Arc::new(Placeholder(url.clone()))
+}
+
+#[test]
+fn application_first_follows_the_threshold_as_java_compares_addresses() {
+    use super::migration::{MigrationInvoker, Side};
+    let url = consumer("");
+    let side = |n: usize| {
+        let d = Arc::new(Counted(Mutex::new(n), url.clone()));
+        (
+            Side {
+                invoker: placeholder(&url),
+                directories: vec![d.clone() as Arc<dyn rubbo_cluster::Directory>],
+            },
+            d,
+        )
+    };
+    let (iface, old) = side(4);
+    let (app, new) = side(0);
+    let m = MigrationInvoker::new(iface, app, 1.0);
+    assert!(
+        !m.prefers_application(),
+        "no instance address: interface level"
+    );
+    *new.0.lock() = 3;
+    assert!(!m.prefers_application(), "3 of 4 is below threshold 1.0");
+    *new.0.lock() = 4;
+    assert!(m.prefers_application(), "4 of 4 covers it");
+    *old.0.lock() = 0;
+    *new.0.lock() = 1;
+    assert!(
+        m.prefers_application(),
+        "no interface address: application level"
+    );
+    let (iface, _) = side(10);
+    let (app, _) = side(5);
+    assert!(MigrationInvoker::new(iface, app, 0.5).prefers_application());
+}
+
+#[test]
+fn the_step_comes_from_javas_property_and_a_reference_parameter_wins() {
+    for key in [
+        "dubbo.application.service-discovery.migration",
+        "dubbo.application.migration.step",
+    ] {
+        let config = rubbo_config::Config::loader()
+            .set_arg(&format!("{key}=FORCE_APPLICATION"))
+            .unwrap()
+            .set_arg("dubbo.application.name=x")
+            .unwrap()
+            .load()
+            .unwrap();
+        let app = crate::Rubbo::builder().config(&config).build().unwrap();
+        let d = &app.inner.app_discovery;
+        assert_eq!(d.step_of(&[]).unwrap(), Step::ForceApplication, "{key}");
+        let own = [("migration.step".to_owned(), "FORCE_INTERFACE".to_owned())];
+        assert_eq!(d.step_of(&own).unwrap(), Step::ForceInterface);
+    }
+    let app = crate::Rubbo::builder().application("x").build().unwrap();
+    assert_eq!(
+        app.inner.app_discovery.step_of(&[]).unwrap(),
+        Step::ForceInterface,
+        "Rubbo's default for now"
+    );
+}

@@ -1,0 +1,84 @@
+//! Application-level discovery on a real ZooKeeper: a Rust provider with
+//! `register-mode=instance` and a Rust consumer with `FORCE_APPLICATION` (the instance
+//! node, the mapping node and MetadataService over dubbo); a provider that joins later
+//! is found through the watched mapping and instance nodes.
+#![allow(missing_docs)]
+
+mod zk;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rubbo::{RpcError, Rubbo};
+
+#[rubbo::service(interface = "org.rubbo.test.ZkWho", version = "1.0.0")]
+pub trait ZkWho {
+    /// `String who()`.
+    async fn who(&self) -> Result<String, RpcError>;
+}
+
+struct Named(&'static str);
+
+impl ZkWho for Named {
+    async fn who(&self) -> Result<String, RpcError> {
+        Ok(self.0.into())
+    }
+}
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn provider(zk: &zk::ZkServer) -> Result<Rubbo, RpcError> {
+    Rubbo::builder()
+        .application("zk-ad-provider")
+        .registry(zk.url())
+        .port(0)
+        .register_mode("instance")
+        .build()
+}
+
+#[tokio::test]
+async fn a_rust_consumer_finds_rust_providers_by_instance_on_zookeeper() {
+    let zk = zk::ZkServer::start();
+    let p1 = provider(&zk).unwrap();
+    p1.export(ZkWhoServer::new(Arc::new(Named("one"))))
+        .await
+        .unwrap();
+
+    let c = Rubbo::builder()
+        .application("zk-ad-consumer")
+        .registry(zk.url())
+        .migration("FORCE_APPLICATION")
+        .build()
+        .unwrap();
+    let who = ZkWhoClient::new(c.refer(&ZkWhoClient::SERVICE).await.unwrap());
+    assert_eq!(who.who().await.unwrap(), "one");
+
+    // A second instance of the application joins: calls spread over both.
+    let p2 = provider(&zk).unwrap();
+    p2.export(ZkWhoServer::new(Arc::new(Named("two"))))
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "only saw {seen:?}");
+        if let Ok(s) = who.who().await {
+            seen.insert(s);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    // The first leaves (its instance node goes first): only the second answers.
+    p1.shutdown().await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut twos = 0;
+    while twos < 10 {
+        assert!(tokio::time::Instant::now() < deadline, "p1 still called");
+        match who.who().await.as_deref() {
+            Ok("two") => twos += 1,
+            _ => twos = 0,
+        }
+    }
+    p2.shutdown().await;
+    c.shutdown().await;
+}
