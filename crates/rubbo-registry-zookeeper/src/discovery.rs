@@ -327,17 +327,7 @@ impl Inner {
 async fn recover_loop(inner: Arc<Inner>) {
     let mut rx = inner.session.conn.subscribe();
     let mut last = rx.borrow().as_ref().map_or(0, |c| c.generation);
-    loop {
-        if rx.changed().await.is_err() {
-            return;
-        }
-        let Some(conn) = rx.borrow_and_update().clone() else {
-            continue;
-        };
-        if conn.generation <= last {
-            continue;
-        }
-        last = conn.generation;
+    while let Some(conn) = SessionShared::next_session(&mut rx, &mut last).await {
         let instances: Vec<ServiceInstance> = inner.registered.lock().values().cloned().collect();
         if !instances.is_empty() {
             info!(zookeeper = %inner.address, instances = instances.len(), "new zookeeper session: registering the instance again");
@@ -350,38 +340,53 @@ async fn recover_loop(inner: Arc<Inner>) {
     }
 }
 
-/// Keeps `tx` up to date with the instances of `app` until every receiver is gone.
-async fn watch_loop(inner: Arc<Inner>, app: String, tx: watch::Sender<Arc<Vec<ServiceInstance>>>) {
-    let path = format!("{}/{app}", inner.services_root);
-    let mut rx = inner.session.conn.subscribe();
-    let mut failures = 0u32;
-    loop {
-        let conn = rx.borrow_and_update().clone();
-        let Some(conn) = conn else {
-            tokio::select! {
-                changed = rx.changed() => if changed.is_err() { return },
-                () = tx.closed() => return,
-            }
-            continue;
-        };
-        let listed = async {
-            conn.client.mkdir(&path, &inner.modes.persistent).await?;
-            conn.client.get_and_watch_children(&path).await
-        }
-        .await;
-        match listed {
-            Ok((children, _, watcher)) => {
-                failures = 0;
-                let (list, data_watchers) = inner
-                    .read_instances(&conn.client, &children, &app, true)
-                    .await;
-                tx.send_if_modified(|old| {
-                    let changed = **old != list;
-                    if changed {
-                        *old = Arc::new(list);
-                    }
-                    changed
-                });
+/// What fires when a followed node may have changed: `true` for a session event (wait
+/// for the next session before reading again).
+type Wake = BoxFuture<'static, bool>;
+
+/// A node [`follow`] keeps a watch channel equal to.
+trait Followed: Send + Sync + 'static {
+    type Value: PartialEq + Send + Sync + 'static;
+    /// The node, for log lines.
+    fn path(&self) -> &str;
+    /// Reads the value and leaves the watches that say when to read again.
+    fn read<'a>(
+        &'a self,
+        inner: &'a Inner,
+        client: &'a Client,
+    ) -> BoxFuture<'a, Result<(Self::Value, Wake), ZkError>>;
+}
+
+fn wake_on(watcher: OneshotWatcher) -> Wake {
+    Box::pin(async move { watcher.changed().await.event_type == EventType::Session })
+}
+
+/// The instances of one application: children of `/services/{app}`, and each child's
+/// data (a revision change rewrites a node's data, not the children).
+struct Instances {
+    app: String,
+    path: String,
+}
+
+impl Followed for Instances {
+    type Value = Vec<ServiceInstance>;
+
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    fn read<'a>(
+        &'a self,
+        inner: &'a Inner,
+        client: &'a Client,
+    ) -> BoxFuture<'a, Result<(Self::Value, Wake), ZkError>> {
+        Box::pin(async move {
+            client.mkdir(&self.path, &inner.modes.persistent).await?;
+            let (children, _, watcher) = client.get_and_watch_children(&self.path).await?;
+            let (list, data_watchers) = inner
+                .read_instances(client, &children, &self.app, true)
+                .await;
+            let wake: Wake = Box::pin(async move {
                 let any_data = async {
                     if data_watchers.is_empty() {
                         std::future::pending::<()>().await;
@@ -390,52 +395,54 @@ async fn watch_loop(inner: Arc<Inner>, app: String, tx: watch::Sender<Arc<Vec<Se
                     futures::future::select_all(changed).await;
                 };
                 tokio::select! {
-                    event = watcher.changed() => {
-                        if event.event_type == EventType::Session && rx.changed().await.is_err() {
-                            return;
-                        }
+                    event = watcher.changed() => event.event_type == EventType::Session,
+                    () = any_data => false,
+                }
+            });
+            Ok((list, wake))
+        })
+    }
+}
+
+/// The applications of one interface: the mapping node's comma-joined data (or its
+/// creation while absent).
+struct Mapping {
+    path: String,
+}
+
+impl Followed for Mapping {
+    type Value = Vec<String>;
+
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    fn read<'a>(
+        &'a self,
+        _inner: &'a Inner,
+        client: &'a Client,
+    ) -> BoxFuture<'a, Result<(Self::Value, Wake), ZkError>> {
+        Box::pin(async move {
+            loop {
+                match client.get_and_watch_data(&self.path).await {
+                    Ok((data, _, watcher)) => {
+                        let apps = parse_mapping(&String::from_utf8_lossy(&data));
+                        return Ok((apps, wake_on(watcher)));
                     }
-                    () = any_data => {}
-                    changed = rx.changed() => if changed.is_err() { return },
-                    () = tx.closed() => return,
+                    Err(ZkError::NoNode) => match client.check_and_watch_stat(&self.path).await? {
+                        (None, watcher) => return Ok((Vec::new(), wake_on(watcher))),
+                        (Some(_), _) => continue,
+                    },
+                    Err(e) => return Err(e),
                 }
             }
-            Err(e) => {
-                failures += 1;
-                if failures == 1 {
-                    warn!(node = %path, error = %e, "cannot list instances; retrying");
-                }
-                let wait = Duration::from_millis(100u64 << failures.min(4));
-                tokio::select! {
-                    () = tokio::time::sleep(wait) => {}
-                    () = tx.closed() => return,
-                }
-            }
-        }
+        })
     }
 }
 
-/// Reads the mapping node `path` and leaves a watch on its data (or its creation).
-async fn read_mapping(
-    client: &Client,
-    path: &str,
-) -> Result<(Vec<String>, OneshotWatcher), ZkError> {
-    loop {
-        match client.get_and_watch_data(path).await {
-            Ok((data, _, watcher)) => {
-                return Ok((parse_mapping(&String::from_utf8_lossy(&data)), watcher));
-            }
-            Err(ZkError::NoNode) => match client.check_and_watch_stat(path).await? {
-                (None, watcher) => return Ok((Vec::new(), watcher)),
-                (Some(_), _) => continue,
-            },
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Keeps `tx` up to date with the mapping node `path` until every receiver is gone.
-async fn mapping_loop(inner: Arc<Inner>, path: String, tx: watch::Sender<Arc<Vec<String>>>) {
+/// Keeps `tx` equal to what `node` reads, reading again when its watches fire or a new
+/// session starts, with a backoff after failures, until every receiver is gone.
+async fn follow<F: Followed>(inner: Arc<Inner>, node: F, tx: watch::Sender<Arc<F::Value>>) {
     let mut rx = inner.session.conn.subscribe();
     let mut failures = 0u32;
     loop {
@@ -447,19 +454,19 @@ async fn mapping_loop(inner: Arc<Inner>, path: String, tx: watch::Sender<Arc<Vec
             }
             continue;
         };
-        match read_mapping(&conn.client, &path).await {
-            Ok((apps, watcher)) => {
+        match node.read(&inner, &conn.client).await {
+            Ok((value, wake)) => {
                 failures = 0;
                 tx.send_if_modified(|old| {
-                    let changed = **old != apps;
+                    let changed = **old != value;
                     if changed {
-                        *old = Arc::new(apps);
+                        *old = Arc::new(value);
                     }
                     changed
                 });
                 tokio::select! {
-                    event = watcher.changed() => {
-                        if event.event_type == EventType::Session && rx.changed().await.is_err() {
+                    session = wake => {
+                        if session && rx.changed().await.is_err() {
                             return;
                         }
                     }
@@ -470,7 +477,7 @@ async fn mapping_loop(inner: Arc<Inner>, path: String, tx: watch::Sender<Arc<Vec
             Err(e) => {
                 failures += 1;
                 if failures == 1 {
-                    warn!(node = %path, error = %e, "cannot read the mapping; retrying");
+                    warn!(node = %node.path(), error = %e, "cannot read a watched node; retrying");
                 }
                 let wait = Duration::from_millis(100u64 << failures.min(4));
                 tokio::select! {
@@ -531,7 +538,11 @@ impl ServiceDiscovery for ZookeeperServiceDiscovery {
 
     fn watch(&self, app: &str) -> BoxFuture<'_, MetadataResult<InstancesWatch>> {
         let (tx, rx) = watch::channel(Arc::new(Vec::new()));
-        let task = tokio::spawn(watch_loop(self.inner.clone(), app.to_owned(), tx));
+        let node = Instances {
+            path: format!("{}/{app}", self.inner.services_root),
+            app: app.to_owned(),
+        };
+        let task = tokio::spawn(follow(self.inner.clone(), node, tx));
         let mut tasks = self.tasks.lock();
         tasks.retain(|t| !t.is_finished());
         tasks.push(task);
@@ -601,7 +612,7 @@ impl ServiceNameMapping for ZookeeperServiceDiscovery {
         Box::pin(async move {
             let first = self.get(&interface).await.unwrap_or_default();
             let (tx, rx) = watch::channel(Arc::new(first));
-            let task = tokio::spawn(mapping_loop(self.inner.clone(), path, tx));
+            let task = tokio::spawn(follow(self.inner.clone(), Mapping { path }, tx));
             let mut tasks = self.tasks.lock();
             tasks.retain(|t| !t.is_finished());
             tasks.push(task);

@@ -462,17 +462,8 @@ impl Inner {
 async fn recover_loop(inner: Arc<Inner>) {
     let mut rx = inner.session.conn.subscribe();
     let mut last = 1;
-    loop {
-        if rx.changed().await.is_err() {
-            return;
-        }
-        let conn = rx.borrow_and_update().clone();
-        if let Some(conn) = conn {
-            if conn.generation > last {
-                last = conn.generation;
-                inner.recover(&conn.client, conn.generation).await;
-            }
-        }
+    while let Some(conn) = SessionShared::next_session(&mut rx, &mut last).await {
+        inner.recover(&conn.client, conn.generation).await;
     }
 }
 

@@ -47,6 +47,23 @@ impl SessionShared {
         self.conn.borrow().clone()
     }
 
+    /// Waits for the first session whose generation is above `*last` and moves `*last`
+    /// to it; `None` when the session owner is gone. What registers ephemeral nodes
+    /// calls this in a loop to write them again in each new session.
+    pub(crate) async fn next_session(
+        rx: &mut watch::Receiver<Option<Conn>>,
+        last: &mut u64,
+    ) -> Option<Conn> {
+        loop {
+            rx.changed().await.ok()?;
+            let conn = rx.borrow_and_update().clone();
+            if let Some(conn) = conn.filter(|c| c.generation > *last) {
+                *last = conn.generation;
+                return Some(conn);
+            }
+        }
+    }
+
     /// Runs forever: connect, serve the session until it ends, connect again.
     pub(crate) async fn run(self: Arc<Self>) {
         let mut generation = 0u64;
