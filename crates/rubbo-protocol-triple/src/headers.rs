@@ -125,9 +125,17 @@ pub fn put_attachments(headers: &mut HeaderMap, attachments: &Attachments) {
 /// The attachments carried by `headers` (request headers on a provider, trailers on
 /// a consumer): every header but the reserved ones, `-bin` values decoded.
 pub fn attachments_from(headers: &HeaderMap) -> Attachments {
+    attachments_except(headers, &[])
+}
+
+/// [`attachments_from`], skipping the headers named in `skip` (lower case).
+fn attachments_except(headers: &HeaderMap, skip: &[&str]) -> Attachments {
     let mut out = Attachments::new();
     for (name, value) in headers {
         let key = name.as_str();
+        if skip.contains(&key) {
+            continue;
+        }
         if let Some(base) = key.strip_suffix("-bin").filter(|b| !b.is_empty()) {
             if excluded(key) || excluded(base) {
                 continue;
@@ -164,11 +172,7 @@ const RESPONSE_HEADERS_NOT_ATTACHMENTS: &[&str] = &["content-type", "date", "ser
 /// [`attachments_from`] reads them, without `content-type` and the other headers a
 /// server adds on its own.
 pub fn attachments_from_response_headers(headers: &HeaderMap) -> Attachments {
-    let mut out = attachments_from(headers);
-    for key in RESPONSE_HEADERS_NOT_ATTACHMENTS {
-        out.remove(*key);
-    }
-    out
+    attachments_except(headers, RESPONSE_HEADERS_NOT_ATTACHMENTS)
 }
 
 /// The bytes of a header value. Java (Netty) writes header values as ISO-8859-1, so

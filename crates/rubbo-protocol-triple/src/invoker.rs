@@ -193,7 +193,9 @@ impl TripleInvoker {
                         .with_trailers(trailers);
                     let mut result =
                         RpcResult::value(Payload::Stream(StreamSlot::new(slot.kind(), messages)));
-                    *result.header_attachments_mut() = headers;
+                    if !headers.is_empty() {
+                        *result.header_attachments_mut() = headers;
+                    }
                     Ok(result)
                 } else {
                     let r = read_response(resp, inner.payload, true).await;
@@ -445,6 +447,10 @@ async fn read_response(
             .attachments_mut()
             .extend(headers::attachments_from(t));
     }
-    *result.header_attachments_mut() = headers::attachments_from_response_headers(&parts.headers);
+    // Boxed only when there are some: most responses carry none.
+    let from_headers = headers::attachments_from_response_headers(&parts.headers);
+    if !from_headers.is_empty() {
+        *result.header_attachments_mut() = from_headers;
+    }
     Ok(result)
 }

@@ -32,6 +32,10 @@ use crate::frame::{self, PREFIX_LEN};
 use crate::headers::{self, GRPC_MESSAGE, GRPC_STATUS};
 use crate::status::{self, Code, Status};
 
+/// How far ahead of the arrived bytes a partial message may reserve (a peer's declared
+/// length is not a reason to allocate).
+const RESERVE_AHEAD: usize = 64 * 1024;
+
 /// Decodes the gRPC messages of a request or response body as they are polled.
 pub(crate) struct MessageDecoder {
     body: Option<Incoming>,
@@ -100,8 +104,11 @@ impl MessageDecoder {
             });
         }
         if self.buf.len() < PREFIX_LEN + len {
-            // Room for the rest of this message only: the next frames fill it.
-            self.buf.reserve(PREFIX_LEN + len - self.buf.len());
+            // Room for the rest of this message, but never more than one frame's worth
+            // ahead of the bytes that arrived: a declared length alone (up to
+            // `payload`) must not allocate.
+            let missing = PREFIX_LEN + len - self.buf.len();
+            self.buf.reserve(missing.min(RESERVE_AHEAD));
             return Ok(None);
         }
         self.buf.advance(PREFIX_LEN);
@@ -112,9 +119,15 @@ impl MessageDecoder {
         self.done = true;
         self.body = None;
         if !self.buf.is_empty() {
+            let need = if self.buf.len() >= PREFIX_LEN {
+                let b = &self.buf;
+                PREFIX_LEN + u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize
+            } else {
+                PREFIX_LEN
+            };
             let e = TripleError::Truncated {
                 have: self.buf.len(),
-                need: PREFIX_LEN,
+                need,
             };
             return Some(Err(stream_error(Code::Internal, &e.to_string())));
         }

@@ -24,6 +24,16 @@ use rubbo_serialization::PROTOBUF;
 const SERVICE: &str = "test.Streams";
 const MESSAGE: usize = 64 * 1024;
 const LIMIT: Duration = Duration::from_secs(120);
+/// The bound on one step of a short test (a call, a reply): a regression fails the
+/// test instead of hanging it for the call's long timeout.
+const STEP: Duration = Duration::from_secs(10);
+
+/// `fut`, failing the test when it takes longer than `STEP`.
+async fn bounded<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(STEP, fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no answer within {STEP:?}"))
+}
 
 /// What the provider saw, for the tests to assert.
 #[derive(Debug, Default)]
@@ -352,11 +362,11 @@ async fn a_slow_consumer_slows_the_server_stream_and_memory_stays_bounded() {
     assert!(growth < 64 << 20, "RSS grew by {growth} bytes");
 }
 
-/// Polls `cond` until it holds, at most `LIMIT`.
+/// Polls `cond` until it holds, at most `STEP`.
 async fn eventually(what: &str, cond: impl Fn() -> bool) {
     let start = Instant::now();
     while !cond() {
-        assert!(start.elapsed() < Duration::from_secs(10), "{what}");
+        assert!(start.elapsed() < STEP, "{what}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -366,12 +376,17 @@ async fn dropping_the_reply_stream_cancels_the_call_on_the_provider() {
     let (_p, consumer, seen) = setup("timeout=600000").await;
     // The requests never end: only the reset can end the call.
     let (tx, requests) = channel(1);
-    let result = consumer
-        .invoke(call("Hold", StreamKind::Bidi, requests))
-        .await
-        .unwrap();
+    let result = bounded(
+        "the call",
+        consumer.invoke(call("Hold", StreamKind::Bidi, requests)),
+    )
+    .await
+    .unwrap();
     let mut s = replies(result);
-    check(&s.next().await.unwrap().unwrap(), 0);
+    check(
+        &bounded("the first reply", s.next()).await.unwrap().unwrap(),
+        0,
+    );
     drop(s);
     eventually("the provider's sender sees the cancellation", || {
         seen.cancelled.load(Ordering::SeqCst)
@@ -388,15 +403,17 @@ async fn dropping_the_reply_stream_cancels_the_call_on_the_provider() {
 async fn an_error_mid_stream_arrives_after_the_messages_before_it() {
     let (_p, consumer, _) = setup("timeout=600000").await;
     let code = Code::ResourceExhausted.as_i32() as u8;
-    let result = consumer
-        .invoke(call(
+    let result = bounded(
+        "the call",
+        consumer.invoke(call(
             "Fail",
             StreamKind::Server,
             MessageStream::once(Bytes::copy_from_slice(&[code])),
-        ))
-        .await
-        .unwrap();
-    let got: Vec<_> = replies(result).collect().await;
+        )),
+    )
+    .await
+    .unwrap();
+    let got: Vec<_> = bounded("the replies", replies(result).collect()).await;
     assert_eq!(got.len(), 3);
     check(got[0].as_ref().unwrap(), 0);
     check(got[1].as_ref().unwrap(), 1);
@@ -409,17 +426,22 @@ async fn an_error_mid_stream_arrives_after_the_messages_before_it() {
 async fn a_bidi_stream_echoes_and_half_close_ends_it() {
     let (_p, consumer, _) = setup("timeout=600000").await;
     let (tx, requests) = channel(1);
-    let result = consumer
-        .invoke(call("Echo", StreamKind::Bidi, requests))
-        .await
-        .unwrap();
+    let result = bounded(
+        "the call",
+        consumer.invoke(call("Echo", StreamKind::Bidi, requests)),
+    )
+    .await
+    .unwrap();
     let mut s = replies(result);
     for seq in 0..3 {
-        tx.send(message(seq)).await.unwrap();
-        check(&s.next().await.unwrap().unwrap(), seq);
+        bounded("a send", tx.send(message(seq))).await.unwrap();
+        check(&bounded("a reply", s.next()).await.unwrap().unwrap(), seq);
     }
     drop(tx);
-    assert!(s.next().await.is_none(), "the half-close ends the replies");
+    assert!(
+        bounded("the end", s.next()).await.is_none(),
+        "the half-close ends the replies"
+    );
 }
 
 #[tokio::test]
@@ -442,5 +464,5 @@ async fn the_deadline_covers_the_whole_stream() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     assert!(started.elapsed() >= Duration::from_millis(290));
-    assert!(tx.is_closed() || tx.send(message(1)).await.is_ok());
+    bounded("the deadline resets the request stream", tx.closed()).await;
 }
