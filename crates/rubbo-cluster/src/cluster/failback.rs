@@ -141,7 +141,10 @@ impl Invoker for FailbackInvoker {
             };
             match attempt.await {
                 Ok(r) => Ok(r),
-                Err(e) if e.is_biz() => Err(e),
+                // A streaming call is not retried in the background: its caller reads
+                // the reply stream now, so it gets the error (an empty result would be
+                // an empty stream that looks like success).
+                Err(e) if e.is_biz() || inv.arguments().as_stream().is_some() => Err(e),
                 Err(e) => {
                     error!(method = inv.method(), service = %base.url().service_key(), error = %e, "failback to invoke, wait for retry in background");
                     let handle = tokio::runtime::Handle::try_current();

@@ -29,7 +29,12 @@ fn call(base: Arc<ClusterBase>, inv: Invocation) -> InvokeFuture {
     Box::pin(async move {
         let invokers = base.list(&inv)?;
         let lb = base.load_balance(&invokers, &inv)?;
-        let forks = base.url().param::<Forks>();
+        // A stream can be sent once: a streaming call goes to one provider.
+        let forks = if inv.arguments().as_stream().is_some() {
+            1
+        } else {
+            base.url().param::<Forks>()
+        };
         let timeout = base.url().param::<Timeout>();
         let selected: Vec<BoxInvoker> = if forks <= 0 || forks as usize >= invokers.len() {
             invokers.to_vec()
