@@ -47,6 +47,22 @@ pub use rubbo_hessian2::Value;
 pub use serialization::{Serialization, SerializationError};
 pub use url::{Url, UrlError, UrlParams};
 
+/// `d` in whole milliseconds, rounded up (a deadline of `timeout` ms set a moment ago
+/// still sends `timeout`, not one less); saturates at `u64::MAX`. Whole seconds are
+/// whole milliseconds, so only the sub-second part rounds, in `u64` arithmetic.
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(rubbo_common::ceil_ms(Duration::from_micros(1_001)), 2);
+/// assert_eq!(rubbo_common::ceil_ms(Duration::from_secs(3)), 3_000);
+/// ```
+pub fn ceil_ms(d: std::time::Duration) -> u64 {
+    d.as_secs()
+        .saturating_mul(1000)
+        .saturating_add(u64::from(d.subsec_nanos().div_ceil(1_000_000)))
+}
+
+
 /// The `$echo` method name (Java's `$ECHO`).
 pub const ECHO_METHOD: &str = "$echo";
 /// The generic invocation method name (Java's `$INVOKE`).
@@ -102,4 +118,32 @@ pub fn service_key(group: Option<&str>, interface: &str, version: Option<&str>) 
         key.push_str(v);
     }
     key
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::ceil_ms;
+
+    #[test]
+    fn time_left_rounds_up_to_whole_milliseconds() {
+        for nanos in [
+            0u64,
+            1,
+            999_999,
+            1_000_000,
+            1_000_001,
+            999_999_999,
+            1_000_000_000,
+            1_000_000_001,
+            9_999_400_000,
+            86_400_000_000_123,
+        ] {
+            let d = Duration::from_nanos(nanos);
+            let want = u64::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap();
+            assert_eq!(ceil_ms(d), want, "{nanos} ns");
+        }
+        assert_eq!(ceil_ms(Duration::MAX), u64::MAX);
+    }
 }

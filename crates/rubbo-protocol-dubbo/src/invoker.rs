@@ -157,17 +157,9 @@ impl DubboInvoker {
 /// The time left until `deadline`, rounded up to whole milliseconds (a deadline of
 /// `timeout` ms set a moment ago still sends `timeout`, not one less).
 fn remaining(deadline: Instant) -> Duration {
-    ceil_ms(deadline.saturating_duration_since(Instant::now()))
-}
-
-/// `d` rounded up to whole milliseconds. Whole seconds are whole milliseconds, so only
-/// the sub-second part rounds (in `u64`, not the `u128` of `as_nanos`).
-fn ceil_ms(d: Duration) -> Duration {
-    let ms = d
-        .as_secs()
-        .saturating_mul(1000)
-        .saturating_add(u64::from(d.subsec_nanos().div_ceil(1_000_000)));
-    Duration::from_millis(ms)
+    Duration::from_millis(rubbo_common::ceil_ms(
+        deadline.saturating_duration_since(Instant::now()),
+    ))
 }
 
 /// `call` boxed, inside `span` only when a subscriber records it: the wrapper would
@@ -252,33 +244,5 @@ impl Invoker for DubboInvoker {
         if !self.inner.destroyed.swap(true, Ordering::AcqRel) && self.inner.exclusive {
             self.inner.clients.close();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::ceil_ms;
-
-    #[test]
-    fn time_left_rounds_up_to_whole_milliseconds() {
-        for nanos in [
-            0u64,
-            1,
-            999_999,
-            1_000_000,
-            1_000_001,
-            999_999_999,
-            1_000_000_000,
-            1_000_000_001,
-            9_999_400_000,
-            86_400_000_000_123,
-        ] {
-            let d = Duration::from_nanos(nanos);
-            let want = u64::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap();
-            assert_eq!(ceil_ms(d), Duration::from_millis(want), "{nanos} ns");
-        }
-        assert_eq!(ceil_ms(Duration::MAX).as_millis(), u128::from(u64::MAX));
     }
 }

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use rubbo_common::ceil_ms;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -58,10 +59,6 @@ impl Hasher for IdHasher {
 const NO_DEADLINE: u64 = u64::MAX;
 
 /// `d` in whole milliseconds, rounded up (a call never times out early).
-fn ceil_ms(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
-}
-
 fn shard_of(id: i64) -> usize {
     (id as u64 as usize) % SHARDS
 }
