@@ -43,6 +43,7 @@ const KNOWN: &str = "fixed, limited, cached, eager, virtual";
 /// let url = Url::parse("dubbo://127.0.0.1:20880/S?threadpool=cached").unwrap();
 /// assert_eq!(ExecutorBound::from_url(&url).unwrap(), None);
 /// assert!(ExecutorBound::from_url(&Url::parse("dubbo://h:1/S?threadpool=nope").unwrap()).is_err());
+/// assert!(ExecutorBound::from_url(&Url::parse("dubbo://h:1/S?threads=abc").unwrap()).is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExecutorBound {
@@ -57,7 +58,15 @@ impl ExecutorBound {
     /// `threadpool` or a `threads` of 0 or less is a configuration error.
     pub fn from_url(url: &Url) -> Result<Option<ExecutorBound>, RpcError> {
         let kind = url.str_param::<ThreadPool>();
-        let threads = url.get_param(THREADS_KEY).map(|_| url.param::<Threads>());
+        let threads = match url.get_param(THREADS_KEY) {
+            None => None,
+            Some(raw) => Some(raw.trim().parse::<i64>().map_err(|_| {
+                RpcError::new(
+                    ErrorKind::Unknown,
+                    format!("threads must be a whole number, got {raw:?}"),
+                )
+            })?),
+        };
         let default_threads = match kind {
             "fixed" | "limited" => Some(Threads::DEFAULT),
             "cached" | "eager" => None,

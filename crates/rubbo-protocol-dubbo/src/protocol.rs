@@ -124,8 +124,11 @@ impl DubboProtocol {
             },
         )?;
         // `threadpool`, `threads` and `queues` bound the calls the server runs at once
-        // (Java's 200 by default); see `rubbo_common::executor`.
-        let executor = ExecutorBound::from_url(url)?;
+        // (Java's 200 by default); see `rubbo_common::executor`. `dispatch=direct` runs
+        // calls on the connection's reader, as Java's DirectChannelHandler runs them on
+        // the I/O thread with no pool: no bound there (a reader waiting for a slot would
+        // stop reading, heartbeats included).
+        let executor = ExecutorBound::from_url(url)?.filter(|_| dispatch != Dispatch::Direct);
         let mut c = ServerConfig::default()
             .with_heartbeat(url.param::<keys::Heartbeat>())
             .with_dispatch(dispatch)
