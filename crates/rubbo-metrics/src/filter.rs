@@ -118,6 +118,12 @@ impl Filter for MetricsFilter {
     }
 }
 
+/// How many methods a URL does not list get series of their own, per service.
+const MAX_UNDECLARED_METHODS: usize = 256;
+
+/// The method label of calls to undeclared methods past [`MAX_UNDECLARED_METHODS`].
+const OTHER_METHODS: &str = "<other>";
+
 #[derive(Debug)]
 struct Recorded {
     next: BoxInvoker,
@@ -156,15 +162,26 @@ impl Recorded {
         if let Some(s) = self.others.read().get(method) {
             return s.clone();
         }
-        let s = self.metrics.method(
-            self.side,
-            &self.interface,
-            &self.group,
-            &self.version,
-            method,
-        );
-        self.others.write().insert(method.into(), s.clone());
-        s
+        let mut others = self.others.write();
+        // A peer names the method: past a bound, undeclared names share one series
+        // instead of growing memory and every scrape without limit.
+        let method = if others.len() >= MAX_UNDECLARED_METHODS {
+            OTHER_METHODS
+        } else {
+            method
+        };
+        others
+            .entry(method.into())
+            .or_insert_with(|| {
+                self.metrics.method(
+                    self.side,
+                    &self.interface,
+                    &self.group,
+                    &self.version,
+                    method,
+                )
+            })
+            .clone()
     }
 }
 

@@ -208,6 +208,12 @@ pub trait QosHost: Send + Sync + std::fmt::Debug + 'static {
         None
     }
 
+    /// Whether metrics are on (whether there is a `metrics` command), without encoding
+    /// them; hosts whose [`metrics`](Self::metrics) encodes should answer it directly.
+    fn has_metrics(&self) -> bool {
+        self.metrics().is_some()
+    }
+
     /// The framework version `version` prints.
     fn version(&self) -> String;
 

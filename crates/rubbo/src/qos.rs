@@ -272,6 +272,9 @@ impl QosHost for WeakHost {
     fn metrics(&self) -> Option<String> {
         self.get().and_then(|r| QosHost::metrics(&r))
     }
+    fn has_metrics(&self) -> bool {
+        self.get().is_some_and(|r| QosHost::has_metrics(&r))
+    }
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if let Some(r) = self.get() {
@@ -483,6 +486,9 @@ impl QosHost for Rubbo {
             .metrics
             .as_ref()
             .map(rubbo_metrics::Metrics::encode)
+    }
+    fn has_metrics(&self) -> bool {
+        self.inner.metrics.is_some()
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {

@@ -244,7 +244,7 @@ impl Qos {
             debug!(command = name, peer, "qos command not found");
             return Outcome::NotFound;
         };
-        if name == "metrics" && self.host.metrics().is_none() {
+        if name == "metrics" && !self.host.has_metrics() {
             debug!(command = name, peer, "qos metrics asked with metrics off");
             return Outcome::NotFound;
         }
