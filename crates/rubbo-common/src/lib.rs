@@ -62,7 +62,6 @@ pub fn ceil_ms(d: std::time::Duration) -> u64 {
         .saturating_add(u64::from(d.subsec_nanos().div_ceil(1_000_000)))
 }
 
-
 /// The `$echo` method name (Java's `$ECHO`).
 pub const ECHO_METHOD: &str = "$echo";
 /// The generic invocation method name (Java's `$INVOKE`).

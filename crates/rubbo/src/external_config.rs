@@ -13,12 +13,15 @@
 //! error: the last content seen comes from the local cache file
 //! ([`CachedDynamicConfiguration`]), or nothing when there is none.
 
+use std::sync::Arc;
+
 use rubbo_common::{ErrorKind, RpcError, Url};
 use rubbo_config::{Config, ConfigLoader};
-use rubbo_registry::{CachedDynamicConfiguration, DEFAULT_GROUP};
+use rubbo_registry::DEFAULT_GROUP;
 use tracing::info;
 
 use crate::bootstrap::{config_center_factories, config_center_url};
+use crate::config_center::{ConfigCenter, Source};
 
 /// The default key of the externalized configuration (Java's
 /// `DEFAULT_DUBBO_PROPERTIES`).
@@ -57,24 +60,16 @@ pub async fn load_config(loader: ConfigLoader) -> Result<Config, RpcError> {
     let group = attr("group").unwrap_or(DEFAULT_GROUP).to_owned();
     let application = first.application().name.clone().unwrap_or_default();
 
-    let factories = config_center_factories();
-    let factory = factories
-        .get(url.protocol().unwrap_or("zookeeper"))
-        .map_err(config_err)?;
-    let center = factory
-        .get_dynamic_configuration(&url)
-        .await
-        .map_err(|e| {
-            RpcError::new(
-                ErrorKind::Registry,
-                format!("config center {} not available for the externalized configuration (set dubbo.config-center.check=false to start without it): {e}", url.address()),
-            )
-        })?;
-    let center = CachedDynamicConfiguration::wrap(center, &application);
+    // The same connection path (and cache file) as the application's config center.
+    let center = ConfigCenter::new(Source::Url(url, Arc::new(config_center_factories())))
+        .for_application(&application);
+    let Some(dynamic) = center.get().await? else {
+        return Ok(first);
+    };
     let read = |key: String, group: String| {
-        let center = center.clone();
+        let dynamic = dynamic.clone();
         async move {
-            center.get_config(&key, &group).await.map_err(|e| {
+            dynamic.get_config(&key, &group).await.map_err(|e| {
                 config_err(format!("reading {group}/{key} from the config center: {e}"))
             })
         }

@@ -15,10 +15,11 @@
 //! it is reachable again each key served from the file is read again, and its listeners
 //! hear of a difference (a rule changed or deleted meanwhile) once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use cancel::Cancel;
@@ -78,8 +79,26 @@ struct File {
     writing: std::sync::Mutex<()>,
 }
 
+/// The cache files open in this process, by path: two config centers of one
+/// application (the externalized configuration read at start, then the rules) share
+/// one set of entries and one writer, so neither writes the file without the other's
+/// keys and no two writes race on the temp file.
+static OPEN: std::sync::LazyLock<Mutex<HashMap<PathBuf, Weak<File>>>> =
+    std::sync::LazyLock::new(Mutex::default);
+
 impl File {
     fn open(path: PathBuf) -> Arc<Self> {
+        let mut open = OPEN.lock();
+        open.retain(|_, f| f.strong_count() > 0);
+        if let Some(file) = open.get(&path).and_then(Weak::upgrade) {
+            return file;
+        }
+        let file = Self::read(path.clone());
+        open.insert(path, Arc::downgrade(&file));
+        file
+    }
+
+    fn read(path: PathBuf) -> Arc<Self> {
         let mut entries = BTreeMap::new();
         match std::fs::read(&path) {
             Ok(bytes) => {
@@ -190,7 +209,8 @@ pub struct CachedDynamicConfiguration {
     listening: Arc<Mutex<Vec<Listening>>>,
     /// Entries answered from the file while unreachable, with the content given.
     stale: Stale,
-    rechecking: Mutex<bool>,
+    /// Whether the recheck task runs (cleared by it when nothing is left to check).
+    rechecking: Arc<AtomicBool>,
     closed: Cancel,
 }
 
@@ -215,7 +235,7 @@ impl CachedDynamicConfiguration {
             file: File::open(path.as_ref().to_path_buf()),
             listening: Arc::default(),
             stale: Arc::default(),
-            rechecking: Mutex::new(false),
+            rechecking: Arc::default(),
             closed: Cancel::default(),
         }
     }
@@ -250,65 +270,89 @@ impl CachedDynamicConfiguration {
     /// Starts (once) the task that, when the config center is reachable again, reads
     /// every key served from the file and tells its listeners what differs.
     fn recheck_later(&self) {
-        {
-            let mut r = self.rechecking.lock();
-            if *r {
-                return;
-            }
-            *r = true;
-        }
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        if self.rechecking.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let rechecking = self.rechecking.clone();
         let inner = self.inner.clone();
         let file = self.file.clone();
         let stale = self.stale.clone();
         let listening = self.listening.clone();
         let closed = self.closed.clone();
         handle.spawn(async move {
-            while !inner.is_available() {
-                closed.sleep(RECHECK).await;
-                if closed.is_cancelled() {
-                    return;
-                }
-            }
-            let served: Vec<_> = std::mem::take(&mut *stale.lock()).into_iter().collect();
-            for ((key, group), given) in served {
-                let now = match inner.get_config(&key, &group).await {
-                    Ok(now) => now,
-                    Err(e) => {
-                        warn!(key, group, error = %e, "config center back but the key could not be read again");
-                        continue;
+            loop {
+                while !inner.is_available() {
+                    closed.sleep(RECHECK).await;
+                    if closed.is_cancelled() {
+                        rechecking.store(false, Ordering::SeqCst);
+                        return;
                     }
-                };
-                file.record(&entry_name(&key, &group), now.as_deref());
-                if now == given {
-                    continue;
                 }
-                info!(key, group, "config center back: the key differs from the cached content");
-                let event = ConfigChangeEvent {
-                    key: key.clone(),
-                    group: group.clone(),
-                    content: now.clone().unwrap_or_default(),
-                    change_type: match (&given, &now) {
-                        (_, None) => ConfigChangeType::Deleted,
-                        (None, Some(_)) => ConfigChangeType::Added,
-                        (Some(_), Some(_)) => ConfigChangeType::Modified,
-                    },
+                let served = {
+                    let mut stale = stale.lock();
+                    if stale.is_empty() {
+                        // Cleared under the lock: a key served from the file after
+                        // this point starts the task again.
+                        rechecking.store(false, Ordering::SeqCst);
+                        return;
+                    }
+                    std::mem::take(&mut *stale)
                 };
-                let targets: Vec<SharedConfigListener> = listening
-                    .lock()
-                    .iter()
-                    .filter(|l| l.key == key && l.group == group)
-                    .map(|l| l.given.clone())
-                    .collect();
-                for l in targets {
-                    process_safely(&*l, event.clone());
-                }
+                recheck(&*inner, &file, &listening, served).await;
             }
         });
     }
+}
 
+/// Reads again each key `served` from the file and tells its listeners what differs.
+async fn recheck(
+    inner: &dyn DynamicConfiguration,
+    file: &Arc<File>,
+    listening: &Mutex<Vec<Listening>>,
+    served: BTreeMap<(String, String), Option<String>>,
+) {
+    for ((key, group), given) in served {
+        let now = match inner.get_config(&key, &group).await {
+            Ok(now) => now,
+            Err(e) => {
+                warn!(key, group, error = %e, "config center back but the key could not be read again");
+                continue;
+            }
+        };
+        file.record(&entry_name(&key, &group), now.as_deref());
+        if now == given {
+            continue;
+        }
+        info!(
+            key,
+            group, "config center back: the key differs from the cached content"
+        );
+        let event = ConfigChangeEvent {
+            key: key.clone(),
+            group: group.clone(),
+            content: now.clone().unwrap_or_default(),
+            change_type: match (&given, &now) {
+                (_, None) => ConfigChangeType::Deleted,
+                (None, Some(_)) => ConfigChangeType::Added,
+                (Some(_), Some(_)) => ConfigChangeType::Modified,
+            },
+        };
+        let targets: Vec<SharedConfigListener> = listening
+            .lock()
+            .iter()
+            .filter(|l| l.key == key && l.group == group)
+            .map(|l| l.given.clone())
+            .collect();
+        for l in targets {
+            process_safely(&*l, event.clone());
+        }
+    }
+}
+
+impl CachedDynamicConfiguration {
     fn group<'a>(&'a self, group: &'a str) -> &'a str {
         if group.is_empty() {
             self.inner.default_group()
