@@ -51,7 +51,8 @@ pub(super) struct ServerExport {
     export_url: Url,
     /// The export made by the last re-export, if any; it replaces the first one in
     /// the protocol's table (same server, same service key).
-    current: Mutex<Option<Box<dyn Exporter>>>,
+    /// `Err(())` once unexported: a re-export finishing later is taken off again.
+    current: Mutex<Result<Option<Box<dyn Exporter>>, ()>>,
     /// The URL the service is exported with now.
     exported: Mutex<Url>,
 }
@@ -77,7 +78,7 @@ impl ServerExport {
             protocol,
             origin,
             export_url,
-            current: Mutex::new(None),
+            current: Mutex::new(Ok(None)),
             exported: Mutex::new(exported),
         })
     }
@@ -105,19 +106,29 @@ impl ServerExport {
                 url,
             }))
             .await?;
-        info!(service = %configured.service_key(), provider = %configured.address(), "provider exported again for its override rules");
-        // The previous exporter is dropped, not unexported: unexporting it would take
-        // the service (now the new export) off the server.
-        *self.exported.lock() = configured.clone();
-        *self.current.lock() = Some(exporter);
-        Ok(true)
+        {
+            let mut current = self.current.lock();
+            if let Ok(current) = &mut *current {
+                info!(service = %configured.service_key(), provider = %configured.address(), "provider exported again for its override rules");
+                // The previous exporter is dropped, not unexported: unexporting it
+                // would take the service (now the new export) off the server.
+                *self.exported.lock() = configured.clone();
+                *current = Some(exporter);
+                return Ok(true);
+            }
+        }
+        // Unexported while this export ran: it does not stay on the server.
+        exporter.unexport().await;
+        Ok(false)
     }
 
-    /// Unexports whichever export is current, else `first`.
+    /// Unexports whichever export is current, else `first`; a re-export that ends
+    /// after this is unexported too.
     fn unexport(&self, first: &dyn Exporter) -> BoxFuture<'static, ()> {
-        match self.current.lock().take() {
-            Some(e) => e.unexport(),
-            None => first.unexport(),
+        match std::mem::replace(&mut *self.current.lock(), Err(())) {
+            Ok(Some(e)) => e.unexport(),
+            Ok(None) => first.unexport(),
+            Err(()) => Box::pin(async {}),
         }
     }
 }

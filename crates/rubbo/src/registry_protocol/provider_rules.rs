@@ -171,6 +171,10 @@ impl ProviderRules {
                         warn!(provider = %registration.origin().address(), error = %e, "exporting the provider again failed; it serves with its previous URL");
                     }
                 }
+                // Unexported while re-exporting: register nothing again.
+                if this.token.is_cancelled() {
+                    break;
+                }
                 match registration.reexport(url).await {
                     Ok(changed) => {
                         debug!(provider = %registration.origin().address(), changed, "override rules applied to the provider");
