@@ -46,6 +46,9 @@ pub(super) struct Settings {
 struct Backend {
     discovery: Arc<dyn ServiceDiscovery>,
     mapping: Arc<dyn ServiceNameMapping>,
+    /// Made here from a registry URL (destroyed at shutdown), not given by the
+    /// application, which may share it with other `Rubbo`s.
+    owned: bool,
     #[cfg(feature = "zookeeper")]
     report: Option<Arc<rubbo_registry_zookeeper::ZookeeperServiceDiscovery>>,
 }
@@ -82,6 +85,7 @@ impl RubboBuilder {
         self.app_discovery.backends.push(Backend {
             discovery: discovery.clone(),
             mapping: discovery,
+            owned: false,
             #[cfg(feature = "zookeeper")]
             report: None,
         });
@@ -419,8 +423,18 @@ impl AppDiscovery {
         if let Some(r) = self.consumer.get() {
             rubbo_registry::Registry::destroy(r.as_ref()).await;
         }
+        // This instance leaves every backend; only the backends made here are
+        // destroyed (a given one may hold other applications' instances).
+        let instance = st.instance.take();
         for b in st.backends.take().unwrap_or_default() {
-            b.discovery.destroy().await;
+            if let Some(i) = &instance {
+                if let Err(e) = b.discovery.unregister(i).await {
+                    warn!(instance = %i.id(), error = %e, "instance not unregistered");
+                }
+            }
+            if b.owned {
+                b.discovery.destroy().await;
+            }
         }
     }
 }
@@ -487,6 +501,7 @@ async fn connect_backends(rubbo: &Rubbo, sessions: &Sessions) -> Result<Vec<Back
         out.push(Backend {
             discovery: d.clone(),
             mapping: d.clone(),
+            owned: true,
             report: Some(d),
         });
     }

@@ -11,7 +11,7 @@
 //! retried with backoff; the instance is kept pending and keeps the addresses of its
 //! previous revision, so a bad instance never clears valid addresses.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +19,8 @@ use futures::FutureExt;
 use parking_lot::Mutex;
 use rubbo_common::{BoxFuture, Protocol, RpcError, Url, keys};
 use rubbo_metadata::{
-    InstancesWatch, MappingWatch, MetadataInfo, ServiceInstance, parse_mapping, parse_url_params,
+    EMPTY_REVISION, InstancesWatch, MappingWatch, MetadataInfo, ServiceInstance, parse_mapping,
+    parse_url_params,
 };
 use rubbo_registry::{
     PROVIDERS_CATEGORY, Registry, RegistryResult, SharedListener, empty_url, is_match,
@@ -433,13 +434,11 @@ impl Watcher {
     /// retry), and announces the addresses when they changed.
     async fn refresh(&mut self, listener: &SharedListener) {
         let mut instances: Vec<ServiceInstance> = Vec::new();
+        let mut seen: HashSet<(String, String)> = HashSet::new();
         for apps in &mut self.apps {
             for w in apps.values_mut() {
                 for i in &w.current() {
-                    if !instances
-                        .iter()
-                        .any(|x| x.service_name == i.service_name && x.id() == i.id())
-                    {
+                    if seen.insert((i.service_name.clone(), i.id())) {
                         instances.push(i.clone());
                     }
                 }
@@ -448,7 +447,10 @@ impl Watcher {
         let now = Instant::now();
         let mut wanted: Vec<(String, String, ServiceInstance)> = Vec::new();
         for i in &instances {
-            let Some(rev) = i.revision().filter(|r| !r.is_empty() && *r != "0") else {
+            let Some(rev) = i
+                .revision()
+                .filter(|r| !r.is_empty() && *r != EMPTY_REVISION)
+            else {
                 if self.skipped.insert(i.id()) {
                     warn!(app = %i.service_name, instance = %i.id(), "instance without a revision skipped");
                 }
@@ -530,8 +532,12 @@ impl Watcher {
             known.insert(id, list);
         }
         self.known = known;
-        urls.sort_by_key(Url::to_full_string);
-        urls.dedup_by(|a, b| a.to_full_string() == b.to_full_string());
+        // Each URL written once, not at every comparison.
+        let mut keyed: Vec<(String, Url)> =
+            urls.into_iter().map(|u| (u.to_full_string(), u)).collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.dedup_by(|a, b| a.0 == b.0);
+        let urls: Vec<Url> = keyed.into_iter().map(|(_, u)| u).collect();
         if self.last.as_ref() == Some(&urls) {
             return;
         }

@@ -106,6 +106,7 @@ fn fixture() -> Fixture {
     let backend = Backend {
         discovery: d.clone(),
         mapping: d,
+        owned: false,
         #[cfg(feature = "zookeeper")]
         report: None,
     };
