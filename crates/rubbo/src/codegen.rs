@@ -565,7 +565,7 @@ where
 pub fn serve_unary<Req, Rep, H, F>(mut invocation: Invocation, handler: H) -> InvokeFuture
 where
     Req: Message + Default,
-    Rep: Message,
+    Rep: Message + 'static,
     H: FnOnce(Req) -> F,
     F: Future<Output = Result<Rep, Status>> + Send + 'static,
 {
@@ -574,26 +574,7 @@ where
         Err(e) => return fail(e),
     };
     *invocation.arguments_mut() = Arguments::none();
-    let handler = handler(request);
-    Box::pin(async move {
-        let method = invocation.method().to_owned();
-        let (outcome, response) =
-            crate::context::provide(invocation, CatchPanic(Box::pin(handler))).await;
-        match outcome {
-            Ok(Ok(reply)) => {
-                let encoded = Encoded::new(&PROTOBUF, reply.encode_to_vec().into());
-                let mut result = RpcResult::value(Payload::Encoded(encoded));
-                response.apply(&mut result);
-                Ok(result)
-            }
-            Ok(Err(status)) => Err(status.into()),
-            Err(panic) => {
-                let message = panic_message(&*panic);
-                tracing::error!(method, panic = %message, "service method panicked");
-                Err(Status::unknown(message).into())
-            }
-        }
-    })
+    serve_handler(invocation, handler(request), message_payload::<Rep>)
 }
 
 /// The reply stream of a streaming call's result.
@@ -624,14 +605,10 @@ fn request_stream(invocation: &mut Invocation) -> Result<MessageStream, RpcError
     stream
 }
 
-/// Runs a streaming handler in the provider context of `invocation`, turning its
+/// Runs a handler (unary or streaming) in the provider context of `invocation`, turning its
 /// outcome into the call's result (`reply` makes the payload) or its status into the
 /// call's error.
-fn serve_streaming<T, F>(
-    invocation: Invocation,
-    handler: F,
-    reply: fn(T) -> Payload,
-) -> InvokeFuture
+fn serve_handler<T, F>(invocation: Invocation, handler: F, reply: fn(T) -> Payload) -> InvokeFuture
 where
     F: Future<Output = Result<T, Status>> + Send + 'static,
     T: Send + 'static,
@@ -693,7 +670,7 @@ where
         })?;
         handler(request).await
     };
-    serve_streaming(invocation, handler, stream_payload::<Rep>)
+    serve_handler(invocation, handler, stream_payload::<Rep>)
 }
 
 /// Runs the handler of a client-streaming IDL method: `handler` reads the request
@@ -712,7 +689,7 @@ where
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    serve_streaming(
+    serve_handler(
         invocation,
         handler(Streaming::new(requests)),
         message_payload::<Rep>,
@@ -732,7 +709,7 @@ where
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    serve_streaming(
+    serve_handler(
         invocation,
         handler(Streaming::new(requests)),
         stream_payload::<Rep>,
