@@ -344,13 +344,10 @@ fn failed(e: Status) -> String {
     format!("call failed: {} {:?}", e.code(), e.message())
 }
 
-/// Runs the unary interop case `case` with `rubbo`'s Triple client against the
-/// `grpc.testing.TestService` at `127.0.0.1:port`; `Err` says what did not hold.
-///
-/// `status_code_and_message` and `custom_metadata` run their unary part only.
-/// `timeout_on_sleeping_server`, a `FullDuplexCall` in the spec, runs as a
-/// `UnaryCall` with a 1 ms deadline whose exchange (a 271828-byte request asking for
-/// 2 MiB) cannot finish in that time, and asserts `DEADLINE_EXCEEDED`.
+/// Runs the interop case `case` (one of [`CASES`]) with `rubbo`'s Triple client
+/// against the `grpc.testing.TestService` at `127.0.0.1:port`; `Err` says what did
+/// not hold. `timeout_on_sleeping_server` is a `FullDuplexCall` with a 1 ms deadline
+/// and asserts `DEADLINE_EXCEEDED`.
 pub async fn run_case(rubbo: &Rubbo, port: u16, case: &str) -> Result<(), String> {
     let address = format!("tri://127.0.0.1:{port}");
     let refer = |address: String| async move {

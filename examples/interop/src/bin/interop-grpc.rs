@@ -17,7 +17,7 @@ use clap::{Parser, Subcommand};
 use interop::grpc_testing;
 use rubbo::Rubbo;
 
-/// grpc.testing.TestService over Triple: serve it, or run the unary interop cases.
+/// grpc.testing.TestService over Triple: serve it, or run the interop cases.
 #[derive(Debug, Parser)]
 struct Args {
     #[command(subcommand)]
@@ -26,7 +26,7 @@ struct Args {
 
 #[derive(Debug, Subcommand)]
 enum Mode {
-    /// Serves grpc.testing.TestService (unary methods; streaming ones answer UNIMPLEMENTED).
+    /// Serves grpc.testing.TestService (unary and streaming methods).
     Server {
         /// Port (0 = any free port).
         #[arg(long, default_value_t = 50051)]
@@ -46,7 +46,7 @@ enum Mode {
         /// TLS is not supported: only `false`.
         #[arg(long = "use_tls", default_value_t = false, action = clap::ArgAction::Set)]
         use_tls: bool,
-        /// The cases, comma-separated (default: all the unary ones).
+        /// The cases, comma-separated (default: all of them).
         #[arg(long = "test_case", alias = "test-case", value_delimiter = ',')]
         test_case: Vec<String>,
     },
