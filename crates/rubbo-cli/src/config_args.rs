@@ -34,6 +34,19 @@ pub(crate) fn loader(files: &[PathBuf], sets: &[String]) -> Result<ConfigLoader>
     Ok(loader.process_env())
 }
 
+/// Loads `loader`'s configuration with the config center's externalized
+/// configuration (`dubbo.properties` there, or in the registry serving as config
+/// center) laid in at Java's precedence: [`rubbo::load_config`], on a runtime of its
+/// own, since the commands start theirs after the configuration is known.
+pub(crate) fn resolve(loader: ConfigLoader) -> Result<Config> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start a runtime to load the configuration")?;
+    let config = runtime.block_on(rubbo::load_config(loader))?;
+    Ok(config)
+}
+
 #[cfg(test)]
 mod tests {
     use super::loader;

@@ -164,7 +164,7 @@ fn main() -> ExitCode {
             if let Some(c) = &cluster {
                 loader = loader.code("dubbo.consumer.cluster", c.as_str());
             }
-            let config = loader.load()?;
+            let config = config_args::resolve(loader)?;
             let consumer = &config.consumer().params;
             demo_cmd::run(&demo_cmd::DemoArgs {
                 providers,
@@ -198,11 +198,10 @@ fn main() -> ExitCode {
                 let l = l
                     .default_value("dubbo.application.name", invoke_cmd::APPLICATION)
                     .default_value("dubbo.consumer.timeout", invoke_cmd::DEFAULT_TIMEOUT_MS);
-                Ok(match &registry {
+                config_args::resolve(match &registry {
                     Some(r) => l.code("dubbo.registry.address", r.as_str()),
                     None => l,
-                }
-                .load()?)
+                })
             })
             .and_then(|config| {
                 invoke_cmd::run(

@@ -125,6 +125,18 @@ pub fn protocols() -> ExtensionTable<dyn Protocol> {
 /// (`check=false`: rules apply once it is reachable).
 fn registry_as_config_center(registries: &[Url], sessions: &Sessions) -> ConfigCenter {
     let table = config_center_factories_on(sessions);
+    match registry_config_center_url(registries, &table) {
+        Some(url) => ConfigCenter::new(Source::Url(url, Arc::new(table))),
+        None => ConfigCenter::default(),
+    }
+}
+
+/// The config center URL that the first registry able to serve as one gives (see
+/// [`registry_as_config_center`]), or `None`.
+pub(crate) fn registry_config_center_url(
+    registries: &[Url],
+    table: &ExtensionTable<dyn DynamicConfigurationFactory>,
+) -> Option<Url> {
     for r in registries {
         let r = rubbo_registry::resolve_registry_url(r);
         if r.get_param(keys::USE_AS_CONFIG_CENTER_KEY)
@@ -140,9 +152,9 @@ fn registry_as_config_center(registries: &[Url], sessions: &Sessions) -> ConfigC
             url = url.with_param(keys::NAMESPACE_KEY, group);
         }
         info!(registry = %r.address(), protocol, "the registry serves as config center too");
-        return ConfigCenter::new(Source::Url(url, Arc::new(table)));
+        return Some(url);
     }
-    ConfigCenter::default()
+    None
 }
 
 /// Builds a [`Rubbo`]. See [`Rubbo::builder`].

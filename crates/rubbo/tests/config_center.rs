@@ -566,3 +566,76 @@ async fn externalized_configuration_comes_from_the_config_center() {
     .unwrap();
     assert_eq!(plain.get("dubbo.consumer.timeout"), Some("5"));
 }
+
+/// With no config center configured, the ZooKeeper registry serves as one for the
+/// externalized configuration too (Java's `useRegistryAsConfigCenterIfNecessary` runs
+/// before the environment is prepared), in the registry's group when it names one;
+/// `use-as-config-center=false` opts out.
+#[tokio::test]
+async fn externalized_configuration_comes_from_the_registry_without_a_config_center() {
+    let zk = ZkServer::start();
+    let admin = admin(&zk).await;
+    admin
+        .publish_config("dubbo.properties", "dubbo", "dubbo.consumer.timeout=3333\n")
+        .await
+        .unwrap();
+    admin
+        .publish_config("dubbo.properties", "reg-app", "dubbo.consumer.retries=4\n")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let load = |registry: String| {
+        let yaml = format!(
+            "dubbo:\n  application:\n    name: reg-app\n  registry:\n    address: {registry}\n  consumer:\n    timeout: 999\n    retries: 1\n"
+        );
+        async move {
+            rubbo::load_config(
+                rubbo::config::Config::loader()
+                    .yaml("application.yml", &yaml)
+                    .unwrap(),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let cache = dir.path().join("reg.cache");
+    let config = load(format!("{}?cache.file={}", zk.url(), cache.display())).await;
+    assert_eq!(config.get("dubbo.consumer.timeout"), Some("3333"));
+    assert_eq!(config.get("dubbo.consumer.retries"), Some("4"));
+    assert_eq!(
+        config
+            .entry("dubbo.consumer.timeout")
+            .unwrap()
+            .source
+            .to_string(),
+        "config center dubbo/dubbo.properties:1"
+    );
+
+    // The opt-out: the file alone.
+    let off = load(format!(
+        "{}?use-as-config-center=false&cache.file={}",
+        zk.url(),
+        cache.display()
+    ))
+    .await;
+    assert_eq!(off.get("dubbo.consumer.timeout"), Some("999"));
+    assert_eq!(off.get("dubbo.consumer.retries"), Some("1"));
+
+    // A registry group is the config center's group (and namespace), as in Java.
+    let zk_admin_ns = ZookeeperDynamicConfiguration::connect(
+        format!("{}?namespace=fleet", zk.url()).parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    zk_admin_ns
+        .publish_config("dubbo.properties", "fleet", "dubbo.consumer.timeout=4444\n")
+        .await
+        .unwrap();
+    let grouped = load(format!(
+        "{}?group=fleet&cache.file={}",
+        zk.url(),
+        cache.display()
+    ))
+    .await;
+    assert_eq!(grouped.get("dubbo.consumer.timeout"), Some("4444"));
+}

@@ -15,7 +15,7 @@ async fn main() -> Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let config = config_yaml::loader("consumer.yml")?.load()?;
+    let config = rubbo::load_config(config_yaml::loader("consumer.yml")?).await?;
     let (rubbo, client) = config_yaml::consumer_app(&config).await?;
     println!("{}", client.hello("yaml".into()).await?);
     match client.slow(1000).await {

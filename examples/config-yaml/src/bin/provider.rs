@@ -13,7 +13,7 @@ async fn main() -> Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let config = config_yaml::loader("provider.yml")?.load()?;
+    let config = rubbo::load_config(config_yaml::loader("provider.yml")?).await?;
     let (rubbo, url) = config_yaml::provider_app(&config).await?;
     println!("READY {}", url.address());
     let _ = tokio::signal::ctrl_c().await;

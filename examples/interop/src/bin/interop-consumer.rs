@@ -52,8 +52,9 @@ struct Args {
 }
 
 /// The configuration: files, environment, `--set`, then the flags (explicit ones as
-/// code, the others as defaults).
-fn config(args: &Args, explicit: impl Fn(&str) -> bool) -> Result<Config> {
+/// code, the others as defaults), with the config center's externalized
+/// configuration (`dubbo.properties`) laid in at Java's precedence.
+async fn config(args: &Args, explicit: impl Fn(&str) -> bool) -> Result<Config> {
     let mut loader = Config::loader();
     for f in &args.config {
         loader = loader
@@ -75,7 +76,9 @@ fn config(args: &Args, explicit: impl Fn(&str) -> bool) -> Result<Config> {
     if let Some(r) = &args.registry {
         loader = loader.code("dubbo.registry.address", r.as_str());
     }
-    Ok(loader.load()?)
+    rubbo::load_config(loader)
+        .await
+        .context("cannot load the configuration")
 }
 
 #[tokio::main]
@@ -90,7 +93,8 @@ async fn main() -> Result<ExitCode> {
     let args = Args::from_arg_matches(&matches)?;
     let config = config(&args, |id| {
         matches.value_source(id) == Some(ValueSource::CommandLine)
-    })?;
+    })
+    .await?;
     if args.url.is_none() && config.registries().iter().all(|r| r.urls().is_empty()) {
         Args::command()
             .bin_name("interop-consumer")

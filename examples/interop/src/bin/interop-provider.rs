@@ -46,8 +46,9 @@ struct Args {
 }
 
 /// The configuration: files, environment, `--set`, then the flags (explicit ones as
-/// code, the others as defaults).
-fn config(args: &Args, explicit: impl Fn(&str) -> bool) -> Result<Config> {
+/// code, the others as defaults), with the config center's externalized
+/// configuration (`dubbo.properties`) laid in at Java's precedence.
+async fn config(args: &Args, explicit: impl Fn(&str) -> bool) -> Result<Config> {
     let mut loader = Config::loader();
     for f in &args.config {
         loader = loader
@@ -93,7 +94,9 @@ fn config(args: &Args, explicit: impl Fn(&str) -> bool) -> Result<Config> {
         loader = flag(loader, "port", "dubbo.protocol.port", args.port.to_string());
         loader = flag(loader, "host", "dubbo.protocol.host", args.host.clone());
     }
-    Ok(loader.load()?)
+    rubbo::load_config(loader)
+        .await
+        .context("cannot load the configuration")
 }
 
 #[tokio::main]
@@ -107,7 +110,7 @@ async fn main() -> Result<()> {
     let matches = Args::command().get_matches();
     let args = Args::from_arg_matches(&matches)?;
     let explicit = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    let config = config(&args, explicit)?;
+    let config = config(&args, explicit).await?;
     let handle = interop::serve_config(&config).await.with_context(|| {
         let p = config.protocols().first();
         format!(

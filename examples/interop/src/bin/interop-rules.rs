@@ -8,7 +8,9 @@
 //! With `--compare-java ADDR --compare-rust ADDR` it instead compares the URLs a Java
 //! and a Rust provider (configured by the same application.yml) registered in the
 //! registry: it lists the keys that differ and checks that the keys a consumer relies
-//! on are equal.
+//! on are equal. `--label externalized --expect weight=55` names the checks and also
+//! requires both URLs to carry the given values (the externalized `dubbo.properties`
+//! check of cell 9).
 //!
 //! Run with: `interop-rules --registry zookeeper://127.0.0.1:2181 --rule-writer
 //! interop/java/run-java.sh --avoid 127.0.0.1:20880 --keep 127.0.0.1:20881`, with two
@@ -60,6 +62,13 @@ struct Args {
     /// Compare mode: the Rust provider's address (host:port) in the registry.
     #[arg(long, requires = "compare_java")]
     compare_rust: Option<String>,
+    /// Compare mode: the prefix of the check names.
+    #[arg(long, default_value = "same-yaml")]
+    label: String,
+    /// Compare mode: `KEY=VALUE` both registered URLs must carry (repeatable), e.g.
+    /// values that came from the config center's `dubbo.properties`.
+    #[arg(long = "expect", value_name = "KEY=VALUE")]
+    expect: Vec<String>,
 }
 
 /// Writes (`Some(content)`) or deletes `key` through Java's `RuleWriter` (bounded).
@@ -355,20 +364,20 @@ async fn compare(args: &Args, java: &str, rust: &str, report: &mut Report) -> Re
     };
     let Some((j, r)) = found else {
         report.record(
-            "same-yaml/both-registered",
+            &format!("{}/both-registered", args.label),
             Err(format!("{java} and {rust} not both registered")),
         );
         return Ok(());
     };
-    report.record("same-yaml/both-registered", Ok(()));
+    report.record(&format!("{}/both-registered", args.label), Ok(()));
     let keys = |u: &Url| -> std::collections::BTreeSet<String> {
         u.params().iter().map(|(k, _)| k.to_string()).collect()
     };
     let (jk, rk) = (keys(&j), keys(&r));
     let only_java: Vec<&String> = jk.difference(&rk).collect();
     let only_rust: Vec<&String> = rk.difference(&jk).collect();
-    println!("INFO same-yaml keys only in Java's URL: {only_java:?}");
-    println!("INFO same-yaml keys only in Rust's URL: {only_rust:?}");
+    println!("INFO {} keys only in Java's URL: {only_java:?}", args.label);
+    println!("INFO {} keys only in Rust's URL: {only_rust:?}", args.label);
     let mut differing = Vec::new();
     for k in jk.intersection(&rk) {
         if j.get_param(k) != r.get_param(k) {
@@ -379,7 +388,7 @@ async fn compare(args: &Args, java: &str, rust: &str, report: &mut Report) -> Re
             ));
         }
     }
-    println!("INFO same-yaml values that differ: {differing:?}");
+    println!("INFO {} values that differ: {differing:?}", args.label);
     let mut bad = Vec::new();
     for k in RELIED_ON {
         let (a, b) = (j.get_param(k), r.get_param(k));
@@ -403,23 +412,36 @@ async fn compare(args: &Args, java: &str, rust: &str, report: &mut Report) -> Re
         }
     }
     report.record(
-        "same-yaml/keys-consumers-rely-on-equal",
+        &format!("{}/keys-consumers-rely-on-equal", args.label),
         bad.is_empty().then_some(()).ok_or_else(|| bad.join("; ")),
     );
-    // The values the YAML set reached both registrations.
-    let from_yaml = ["timeout", "weight", "retries", "loadbalance", "application"];
-    let missing: Vec<&str> = from_yaml
-        .iter()
-        .copied()
-        .filter(|k| j.get_param(k).is_none())
-        .collect();
-    report.record(
-        "same-yaml/yaml-values-registered",
-        missing
-            .is_empty()
-            .then_some(())
-            .ok_or_else(|| format!("not registered: {missing:?}")),
-    );
+    // The values the YAML set reached both registrations (same-yaml mode; with
+    // `--expect` the expected values are checked instead).
+    if args.expect.is_empty() {
+        let from_yaml = ["timeout", "weight", "retries", "loadbalance", "application"];
+        let missing: Vec<&str> = from_yaml
+            .iter()
+            .copied()
+            .filter(|k| j.get_param(k).is_none())
+            .collect();
+        report.record(
+            &format!("{}/yaml-values-registered", args.label),
+            missing
+                .is_empty()
+                .then_some(())
+                .ok_or_else(|| format!("not registered: {missing:?}")),
+        );
+    }
+    for e in &args.expect {
+        let (k, v) = e.split_once('=').unwrap_or((e.as_str(), ""));
+        let (a, b) = (j.get_param(k), r.get_param(k));
+        report.record(
+            &format!("{}/both-registered-{k}={v}", args.label),
+            (a == Some(v) && b == Some(v))
+                .then_some(())
+                .ok_or_else(|| format!("java={a:?} rust={b:?}")),
+        );
+    }
     rubbo_registry::Registry::destroy(&registry).await;
     Ok(())
 }
