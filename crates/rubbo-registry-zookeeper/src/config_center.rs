@@ -383,8 +383,17 @@ impl DynamicConfiguration for ZookeeperDynamicConfiguration {
                     Some(first)
                 }
             };
+            // While ZooKeeper is known to be unreachable (`check=false` started without
+            // it), the first read is not waited for: each key would cost the whole
+            // timeout, one after the other, before the application serves from its
+            // caches. The content comes to the listener once a session is made.
+            let wait = if self.inner.session.unreachable() {
+                Duration::ZERO
+            } else {
+                self.inner.timeout
+            };
             match first {
-                Some(first) => match tokio::time::timeout(self.inner.timeout, first).await {
+                Some(first) => match tokio::time::timeout(wait, first).await {
                     Ok(Ok(content)) => Ok(content),
                     _ => {
                         warn!(zookeeper = %self.inner.address, path, "config center not reachable: listening, the content comes when it is");

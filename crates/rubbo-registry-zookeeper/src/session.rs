@@ -25,6 +25,9 @@ pub(crate) struct SessionShared {
     auth: Option<String>,
     pub(crate) conn: watch::Sender<Option<Conn>>,
     pub(crate) connected: AtomicBool,
+    /// The last connect attempt failed and no session has been made since: waiting
+    /// for a first read is pointless until one is.
+    unreachable: AtomicBool,
 }
 
 impl SessionShared {
@@ -39,7 +42,13 @@ impl SessionShared {
             auth,
             conn: watch::channel(None).0,
             connected: AtomicBool::new(false),
+            unreachable: AtomicBool::new(false),
         })
+    }
+
+    /// Whether there is no session and the last attempt to make one failed.
+    pub(crate) fn unreachable(&self) -> bool {
+        self.unreachable.load(Ordering::SeqCst) && self.current().is_none()
     }
 
     /// The current client, if a session is established.
@@ -81,6 +90,7 @@ impl SessionShared {
             let client = match result {
                 Ok(Ok(client)) => client,
                 Ok(Err(e)) => {
+                    self.unreachable.store(true, Ordering::SeqCst);
                     failures += 1;
                     if failures == 1 || failures % 60 == 0 {
                         warn!(zookeeper = %self.connect_string, error = %e, failures, "cannot connect to zookeeper; retrying");
@@ -92,12 +102,14 @@ impl SessionShared {
                     continue;
                 }
                 Err(_) => {
+                    self.unreachable.store(true, Ordering::SeqCst);
                     debug!(zookeeper = %self.connect_string, "zookeeper connect timed out");
                     continue;
                 }
             };
             backoff = Duration::from_millis(50);
             failures = 0;
+            self.unreachable.store(false, Ordering::SeqCst);
             generation += 1;
             info!(zookeeper = %self.connect_string, session = %client.session_id(), generation,
                 timeout = ?client.session_timeout(), "zookeeper session established");

@@ -14,7 +14,7 @@ use rubbo_registry::{
 use rubbo_registry_zookeeper::{
     ZookeeperDynamicConfiguration, ZookeeperRegistry, ZookeeperSessions,
 };
-use support::{ZkServer, init_tracing, wait_until};
+use support::{ZkServer, dead_port, init_tracing, wait_until};
 use zookeeper_client::Client;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -242,4 +242,39 @@ async fn registry_and_config_center_on_one_address_share_a_session() {
     cc.close().await;
     drop(cc);
     assert_eq!(sessions.live(), 0);
+}
+
+/// A config center started with `check=false` while ZooKeeper is down does not make
+/// each listener wait for a first read it cannot get (a consumer adds several, one
+/// after the other, before it serves from its caches); the content comes to the
+/// listener once ZooKeeper is there.
+#[tokio::test]
+async fn listeners_added_while_zookeeper_is_down_do_not_wait_for_it() {
+    init_tracing();
+    // Also the bound on connecting (check=false returns after it).
+    let timeout = Duration::from_secs(3);
+    let url = format!(
+        "zookeeper://127.0.0.1:{}?check=false&timeout={}",
+        dead_port(),
+        timeout.as_millis()
+    );
+    let cc = ZookeeperDynamicConfiguration::connect(url.parse().unwrap())
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    for i in 0..5 {
+        let events = Arc::new(Events::default());
+        let first = cc
+            .add_listener(&format!("k{i}.configurators"), "dubbo", events.listener())
+            .await
+            .unwrap();
+        assert_eq!(first, None);
+    }
+    // Five listeners in much less than one timeout (each used to wait all of it).
+    assert!(
+        started.elapsed() < timeout,
+        "adding five listeners took {:?}",
+        started.elapsed()
+    );
+    cc.close().await;
 }

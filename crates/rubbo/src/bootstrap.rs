@@ -42,7 +42,7 @@ use rubbo_common::{
 use rubbo_protocol_dubbo::DubboProtocol;
 use rubbo_protocol_triple::{TRIPLE, TripleProtocol};
 use rubbo_registry::{DynamicConfigurationFactory, RegistryFactory, SharedDynamicConfiguration};
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::codegen::{Dispatch, ServerInvoker, ServiceDescriptor};
 use crate::config_center::{ConfigCenter, Source};
@@ -797,6 +797,23 @@ impl Rubbo {
     /// once), let calls in flight finish (bounded), close servers, drop references.
     pub async fn shutdown(&self) {
         self.inner.app_discovery.shutdown().await;
+        // Java's order (`DefaultApplicationDeployer.preDestroy`, then `destroy`): out
+        // of every registry first, then each server's graceful stop (the readonly
+        // event to every consumer, the calls in flight finished), and only then the
+        // exporters go. A call that a consumer sent before it saw the unregistration
+        // is still served, not answered "service not found" (which a consumer's
+        // failover does not retry).
+        let registrations = self.inner.registry_protocol.registrations();
+        for r in futures::future::join_all(registrations.iter().map(|r| r.set_registered(false)))
+            .await
+            .into_iter()
+            .filter_map(Result::err)
+        {
+            warn!(error = %r, "unregister at shutdown failed");
+        }
+        let raw = &self.inner.raw_protocols;
+        let stops = raw.names().into_iter().filter_map(|n| raw.get(&n).ok());
+        futures::future::join_all(stops.map(|p| p.destroy())).await;
         let exporters: Vec<Arc<dyn Exporter>> = self.inner.exporters.lock().drain(..).collect();
         futures::future::join_all(exporters.iter().map(|e| e.unexport())).await;
         for r in self.inner.references.lock().drain(..) {
@@ -804,9 +821,6 @@ impl Rubbo {
         }
         // Waits (bounded) for every subscription to leave its registry.
         self.inner.registry_protocol.destroy().await;
-        let raw = &self.inner.raw_protocols;
-        let stops = raw.names().into_iter().filter_map(|n| raw.get(&n).ok());
-        futures::future::join_all(stops.map(|p| p.destroy())).await;
         self.inner.qos.close();
     }
 }
