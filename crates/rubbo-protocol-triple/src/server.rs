@@ -4,7 +4,8 @@
 //!
 //! One port for HTTP/2 with prior knowledge (gRPC) and HTTP/1.1: HTTP/1.x requests and
 //! HTTP/2 requests that are not gRPC are Triple's JSON form ([`crate::rest`]); bytes
-//! that are neither get HTTP/1's `400` and a closed connection.
+//! that are neither get HTTP/1's `400` and a closed connection. An HTTP/1.1 request
+//! asking for h2c is upgraded (`upgrade.rs`).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -39,6 +40,7 @@ use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_STATUS};
 use crate::health;
 use crate::status::{self, Code};
 use crate::stream::{MessageDecoder, StreamBody};
+use crate::upgrade;
 use crate::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
 use rubbo_common::executor::{Executions, Exhausted};
 use rubbo_common::exporters::{ExporterMap, exporter_key};
@@ -179,12 +181,15 @@ async fn serve_conn(
         .max_frame_size(settings.max_frame)
         .max_header_list_size(settings.max_header_list)
         .max_concurrent_streams(settings.max_concurrent_streams);
-    let service = service_fn(move |req| {
-        let handler = handler.clone();
-        let peer = peer.clone();
-        async move { Ok::<_, Infallible>(handler.handle(req, peer).await) }
-    });
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    // An h2c upgrade accepted on this connection (`upgrade.rs`) waits here for the
+    // HTTP/1 side to end.
+    let upgrades = upgrade::Slot::default();
+    let service = calls(
+        handler.clone(),
+        peer.clone(),
+        Some((upgrades.clone(), settings)),
+    );
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
     tokio::pin!(conn);
     let result = tokio::select! {
         r = conn.as_mut() => r,
@@ -196,6 +201,84 @@ async fn serve_conn(
     match result {
         Ok(()) => debug!("connection closed"),
         Err(e) => debug!(error = %e, "connection ended with an error"),
+    }
+    let pending = upgrades.lock().take();
+    if let Some(pending) = pending {
+        serve_upgraded(pending, settings, calls(handler, peer, None), stopped).await;
+    }
+}
+
+/// The service of one connection: every request to the handler; on HTTP/1.1, with
+/// `upgrades`, an h2c upgrade request to [`upgrade::accept`].
+fn calls(
+    handler: Handler,
+    peer: Arc<Peer>,
+    upgrades: Option<(upgrade::Slot, H2Settings)>,
+) -> impl hyper::service::Service<
+    Request<Incoming>,
+    Response = Response<TriBody>,
+    Error = Infallible,
+    Future: Send + 'static,
+> + Clone
++ Send
++ 'static {
+    service_fn(move |req: Request<Incoming>| {
+        let handler = handler.clone();
+        let peer = peer.clone();
+        let upgrade = match &upgrades {
+            Some((slot, settings)) if upgrade::is_h2c(&req) => Some((slot.clone(), *settings)),
+            _ => None,
+        };
+        async move {
+            Ok::<_, Infallible>(match upgrade {
+                Some((slot, settings)) => {
+                    upgrade::accept(req, &slot, handler.payload, settings).await
+                }
+                None => handler.handle(req, peer).await,
+            })
+        }
+    })
+}
+
+/// Serves HTTP/2 on a connection upgraded from HTTP/1.1, stream 1 being the
+/// upgraded request.
+async fn serve_upgraded<S>(
+    pending: upgrade::Pending,
+    settings: H2Settings,
+    service: S,
+    mut stopped: watch::Receiver<bool>,
+) where
+    S: hyper::service::HttpService<Incoming, ResBody = TriBody> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    let io = match pending.connection().await {
+        Ok(io) => io,
+        Err(e) => {
+            debug!(error = %e, "h2c upgrade: the connection was not handed over");
+            return;
+        }
+    };
+    debug!("connection upgraded to h2c");
+    let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+    builder
+        .timer(TokioTimer::new())
+        .initial_stream_window_size(settings.initial_window)
+        .initial_connection_window_size(settings.initial_window)
+        .max_frame_size(settings.max_frame)
+        .max_header_list_size(settings.max_header_list)
+        .max_concurrent_streams(settings.max_concurrent_streams);
+    let conn = builder.serve_connection(TokioIo::new(io), service);
+    tokio::pin!(conn);
+    let result = tokio::select! {
+        r = conn.as_mut() => r,
+        _ = stopped.changed() => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    match result {
+        Ok(()) => debug!("upgraded connection closed"),
+        Err(e) => debug!(error = %e, "upgraded connection ended with an error"),
     }
 }
 
