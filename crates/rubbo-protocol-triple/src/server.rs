@@ -269,6 +269,10 @@ async fn serve_upgraded<S>(
         .max_concurrent_streams(settings.max_concurrent_streams);
     let conn = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
+    // The server began stopping while the HTTP/1 side ran: that change was seen.
+    if *stopped.borrow() {
+        conn.as_mut().graceful_shutdown();
+    }
     let result = tokio::select! {
         r = conn.as_mut() => r,
         _ = stopped.changed() => {
