@@ -64,13 +64,12 @@ impl Encoding {
 
     /// The encoding a configured compressor name asks for (`None`: identity).
     /// An unknown name is an error, as Java's extension lookup fails.
-    pub fn configured(name: Option<&str>) -> Result<Option<Encoding>, String> {
+    pub fn configured(name: Option<&str>) -> Result<Option<Encoding>, TripleError> {
         match name.map(Encoding::parse) {
             None | Some(Named::Identity) => Ok(None),
             Some(Named::Known(e)) => Ok(Some(e)),
-            Some(Named::Unknown) => Err(format!(
-                "{COMPRESSOR_KEY}={:?} is not a known compressor (identity, {ACCEPTED})",
-                name.unwrap_or_default()
+            Some(Named::Unknown) => Err(TripleError::UnknownCompressor(
+                name.unwrap_or_default().to_owned(),
             )),
         }
     }

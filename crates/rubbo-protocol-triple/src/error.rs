@@ -23,6 +23,11 @@ pub enum TripleError {
     /// absent).
     #[error("compressed gRPC message, but the call's grpc-encoding is identity")]
     Compressed,
+    /// `dubbo.rpc.tri.compressor` names no known compressor.
+    #[error(
+        "dubbo.rpc.tri.compressor={0:?} is not a known compressor (identity, bzip2,gzip,snappy)"
+    )]
+    UnknownCompressor(String),
     /// A message did not compress.
     #[error("cannot compress the message: {0}")]
     Compression(String),

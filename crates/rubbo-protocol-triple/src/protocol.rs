@@ -112,7 +112,9 @@ impl Protocol for TripleProtocol {
                         compressor: crate::compress::Encoding::configured(
                             url.get_param(crate::compress::COMPRESSOR_KEY),
                         )
-                        .map_err(|e| RpcError::new(rubbo_common::ErrorKind::Unknown, e))?,
+                        .map_err(|e| {
+                            RpcError::new(rubbo_common::ErrorKind::Unknown, e.to_string())
+                        })?,
                     };
                     let addr = if host.contains(':') {
                         format!("[{host}]:{}", url.port())
@@ -164,7 +166,7 @@ impl Protocol for TripleProtocol {
             let compressor = crate::compress::Encoding::configured(
                 url.get_param(crate::compress::COMPRESSOR_KEY),
             )
-            .map_err(|e| RpcError::new(rubbo_common::ErrorKind::Unknown, e))?;
+            .map_err(|e| RpcError::new(rubbo_common::ErrorKind::Unknown, e.to_string()))?;
             channel.sender().await?;
             Ok(Arc::new(TripleInvoker::new(url, channel, compressor)) as BoxInvoker)
         })

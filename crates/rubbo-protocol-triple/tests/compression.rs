@@ -380,8 +380,28 @@ async fn an_unknown_encoding_is_unimplemented_and_lists_what_is_taken() {
     .await;
     assert_eq!(r.status(), "13");
     assert!(server.seen.lock().is_empty());
+    // A compressor no side knows is a configuration error, as Java's lookup fails.
+    let refer = server.protocol.refer(
+        Url::parse(&format!(
+            "tri://127.0.0.1:{}/{SERVICE}?dubbo.rpc.tri.compressor=zstd",
+            server.port
+        ))
+        .unwrap(),
+    );
+    let err = bounded("refer", refer).await.unwrap_err();
+    assert!(err.message().contains("zstd"), "{err}");
+    let url = Url::parse(&format!(
+        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&dubbo.rpc.tri.compressor=lz4"
+    ))
+    .unwrap();
+    let provider: BoxInvoker = Arc::new(Provider {
+        url,
+        seen: Default::default(),
+    });
+    let err = TripleProtocol::new().export(provider).await.err().unwrap();
+    assert!(err.message().contains("lz4"), "{err}");
     assert_eq!(
-        Encoding::configured(Some("zstd")).unwrap_err(),
+        Encoding::configured(Some("zstd")).unwrap_err().to_string(),
         "dubbo.rpc.tri.compressor=\"zstd\" is not a known compressor (identity, bzip2,gzip,snappy)"
     );
 }
