@@ -10,7 +10,11 @@
 #       $INTEROP_CLIENT (default: grpc-go's own client), given grpc-go's client flags
 #       -server_host=HOST -server_port=PORT -use_tls=false -test_case=CASE.
 #
-# Default cases: every case grpc-go runs without TLS or compression (below). Prints "PASS grpc-go/<client|server>/<case>" or
+# Default cases: every case grpc-go runs without TLS or compression, then the four compression
+# cases (below). grpc-go's interop binaries have neither those cases nor a gzip codec: they run
+# with our grpc-go peer, compression/main.go (built by build.sh as "compression"), as the client
+# (--client) or as the server (--server, started in place of grpc-go's server for those cases).
+# Prints "PASS grpc-go/<client|server>/<case>" or
 # "FAIL grpc-go/<client|server>/<case>: <last lines of its output>" per case, then
 # "N passed, N failed"; exits 1 if any case failed. <client|server> names the grpc-go peer used.
 # Env: GRPC_GO_BIN (default: what build.sh prints; built if missing), CASE_TIMEOUT (seconds per
@@ -32,14 +36,18 @@ if (( ${#cases[@]} == 0 )); then
     cases=(empty_unary large_unary client_streaming server_streaming ping_pong empty_stream
         timeout_on_sleeping_server cancel_after_begin cancel_after_first_response
         status_code_and_message special_status_message custom_metadata unimplemented_method
-        unimplemented_service)
+        unimplemented_service client_compressed_unary server_compressed_unary
+        client_compressed_streaming server_compressed_streaming)
 fi
+# compressing <case>: whether the case runs with our grpc-go compression peer.
+compressing() { [[ "$1" == *_compressed_* ]]; }
 case_timeout="${CASE_TIMEOUT:-30}"
 bin="${GRPC_GO_BIN:-}"
 if [[ -z "$bin" ]]; then
     bin="$(timeout 1800 "$here/build.sh")"
 fi
-[[ -x "$bin/client" && -x "$bin/server" ]] || { echo "run-cases.sh: no grpc-go binaries in $bin" >&2; exit 2; }
+[[ -x "$bin/client" && -x "$bin/server" && -x "$bin/compression" ]] ||
+    { echo "run-cases.sh: no grpc-go binaries in $bin" >&2; exit 2; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/rubbo-grpc-go.XXXXXX")"
 server_pid=""
@@ -62,11 +70,14 @@ trap 'exit 130' INT TERM
 
 accepts() { (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; }
 
-if [[ "$mode" == --server ]]; then
+# serve <binary> <flags...>: starts a grpc-go server on PORT, waits (bounded) until it accepts.
+serving=""
+serve() {
+    stop_server
     # grpc-go's server listens on ":PORT" (it has no host flag); callers use 127.0.0.1 only.
-    timeout 1800 "$bin/server" -port="$port" -use_tls=false >"$work/server.log" 2>&1 &
+    timeout 1800 "$@" >"$work/server.log" 2>&1 &
     server_pid=$!
-    deadline=$((SECONDS + 30))
+    local deadline=$((SECONDS + 30))
     until accepts; do
         if ! kill -0 "$server_pid" 2>/dev/null || (( SECONDS > deadline )); then
             echo "FAIL grpc-go/server/start: server not listening on $host:$port: $(tail -n 3 "$work/server.log" | tr '\n' ' ')"
@@ -75,6 +86,20 @@ if [[ "$mode" == --server ]]; then
         fi
         sleep 0.1
     done
+}
+stop_server() {
+    if [[ -n "$server_pid" ]]; then
+        kill -TERM "$server_pid" 2>/dev/null || true
+        for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+        server_pid=""
+    fi
+    # Bounded: until the port is free again.
+    for _ in $(seq 1 50); do accepts || break; sleep 0.1; done
+}
+
+if [[ "$mode" == --server ]]; then
     read -r -a client <<<"${INTEROP_CLIENT:-$bin/client}"
 else
     client=("$bin/client")
@@ -83,8 +108,23 @@ fi
 passed=0
 failed=0
 for c in "${cases[@]}"; do
+    runner=("${client[@]}")
+    if [[ "$mode" == --server ]]; then
+        want=stock
+        compressing "$c" && want=compression
+        if [[ "$serving" != "$want" ]]; then
+            if [[ "$want" == compression ]]; then
+                serve "$bin/compression" -mode=server -port="$port"
+            else
+                serve "$bin/server" -port="$port" -use_tls=false
+            fi
+            serving="$want"
+        fi
+    elif compressing "$c"; then
+        runner=("$bin/compression")
+    fi
     rc=0
-    timeout "$case_timeout" "${client[@]}" -server_host="$host" -server_port="$port" -use_tls=false \
+    timeout "$case_timeout" "${runner[@]}" -server_host="$host" -server_port="$port" -use_tls=false \
         -test_case="$c" >"$work/$c.log" 2>&1 || rc=$?
     if (( rc == 0 )); then
         echo "PASS grpc-go/$dir/$c"

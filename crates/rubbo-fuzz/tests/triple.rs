@@ -1,10 +1,12 @@
-//! Fuzz: Triple's gRPC message framing (5-byte prefix, compression flag, length) and
-//! the request and response wrappers inside it.
+//! Fuzz: Triple's gRPC message framing (5-byte prefix, compression flag, length),
+//! compressed messages (gzip, snappy, bzip2: bombs and garbage) and the request and
+//! response wrappers inside it.
 
 mod support;
 
 use bytes::Bytes;
 use prost::Message;
+use rubbo_protocol_triple::compress::Encoding;
 use rubbo_protocol_triple::frame;
 use rubbo_protocol_triple::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
 
@@ -83,6 +85,43 @@ fn framing() {
         |input| {
             for max in [0, 8 * 1024 * 1024] {
                 if let Ok(message) = frame::decode_unary(&rubbo_fuzz::bytes(input), max) {
+                    unwrap_all(message);
+                }
+            }
+        },
+    );
+}
+
+#[test]
+fn compressed_messages() {
+    let encodings = [Encoding::Gzip, Encoding::Snappy, Encoding::Bzip2];
+    let mut seeds = Vec::new();
+    for e in encodings {
+        for w in wrappers() {
+            if let Ok(f) = frame::encode_with(&w, Some(e)) {
+                seeds.push(f.to_vec());
+            }
+        }
+        // A bomb: twice the payload below, in zeros.
+        if let Ok(f) = frame::encode_with(&vec![0u8; 2 << 20], Some(e)) {
+            seeds.push(f.to_vec());
+        }
+    }
+    rubbo_fuzz::fuzz(
+        "triple-compressed",
+        &seeds,
+        &[
+            b"\x01\x00\x00\x00\x0a",
+            b"\x1f\x8b\x08\x00",
+            b"BZh9",
+            b"\xff\xff\xff\xff\x0f",
+        ],
+        move |input| {
+            let body = rubbo_fuzz::bytes(input);
+            for e in encodings {
+                // A payload of 1 MiB: never more is inflated.
+                if let Ok(message) = frame::decode_unary_with(&body, 1 << 20, Some(e)) {
+                    assert!(message.len() <= 1 << 20);
                     unwrap_all(message);
                 }
             }

@@ -19,9 +19,26 @@ pub enum TripleError {
     /// Flag bits 1-7 were set.
     #[error("bad gRPC message flags {0:#04x} (only bit 0, compressed, is defined)")]
     BadFlags(u8),
-    /// The compressed flag was set: no message encoding is supported yet.
-    #[error("compressed gRPC message, but no grpc-encoding is supported (identity only)")]
+    /// The compressed flag was set, but the call's `grpc-encoding` is identity (or
+    /// absent).
+    #[error("compressed gRPC message, but the call's grpc-encoding is identity")]
     Compressed,
+    /// `dubbo.rpc.tri.compressor` names no known compressor.
+    #[error(
+        "dubbo.rpc.tri.compressor={0:?} is not a known compressor (identity, bzip2,gzip,snappy)"
+    )]
+    UnknownCompressor(String),
+    /// A message did not compress.
+    #[error("cannot compress the message: {0}")]
+    Compression(String),
+    /// A compressed message did not decompress.
+    #[error("cannot decompress the {encoding} message: {reason}")]
+    Decompression {
+        /// The `grpc-encoding`.
+        encoding: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// The message is larger than allowed.
     #[error("gRPC message of {len} bytes exceeds the limit of {max} bytes (payload)")]
     TooLarge {

@@ -50,6 +50,7 @@ const EXCLUDED: &[&str] = &[
     GRPC_TIMEOUT,
     GRPC_ENCODING,
     "grpc-accept-encoding",
+    crate::compress::COMPRESSOR_KEY,
     CONSUMER_APP_NAME,
     SERVICE_VERSION,
     SERVICE_GROUP,

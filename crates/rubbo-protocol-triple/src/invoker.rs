@@ -22,6 +22,7 @@ use tracing::{Instrument, debug};
 
 use crate::body::{TriBody, UnaryBody};
 use crate::channel::Channel;
+use crate::compress::{self, Encoding, Named};
 use crate::frame;
 use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_PROTO, GRPC_STATUS};
 use crate::status::{self, Code};
@@ -45,11 +46,14 @@ struct Inner {
     /// the consumer's application.
     base_headers: HeaderMap,
     payload: i64,
+    /// What requests are compressed with (`dubbo.rpc.tri.compressor`; `None`:
+    /// identity).
+    compressor: Option<Encoding>,
     destroyed: AtomicBool,
 }
 
 impl TripleInvoker {
-    pub(crate) fn new(url: Url, channel: Arc<Channel>) -> Self {
+    pub(crate) fn new(url: Url, channel: Arc<Channel>, compressor: Option<Encoding>) -> Self {
         let path = url
             .path()
             .or_else(|| url.service_interface())
@@ -61,6 +65,14 @@ impl TripleInvoker {
             HeaderValue::from_static(GRPC_PROTO),
         );
         h.insert(http::header::TE, HeaderValue::from_static("trailers"));
+        // As Java: what we take back, always; what we send with, when not identity.
+        h.insert(
+            compress::GRPC_ACCEPT_ENCODING,
+            HeaderValue::from_static(compress::ACCEPTED),
+        );
+        if let Some(e) = compressor {
+            h.insert(headers::GRPC_ENCODING, HeaderValue::from_static(e.name()));
+        }
         let mut put = |name: &'static str, value: Option<&str>| {
             if let Some(v) = value
                 .filter(|v| !v.is_empty())
@@ -80,6 +92,7 @@ impl TripleInvoker {
                 path_prefix: format!("/{path}/"),
                 base_headers: h,
                 payload: url.param::<keys::Payload>(),
+                compressor,
                 channel,
                 url,
                 destroyed: AtomicBool::new(false),
@@ -115,15 +128,15 @@ impl TripleInvoker {
                     .encode_to_vec()
                     .into(),
             };
-            let body = frame::encode(&message)
-                .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
-            if inner.payload > 0 && body.len() as i64 - frame::PREFIX_LEN as i64 > inner.payload {
+            if inner.payload > 0 && message.len() as i64 > inner.payload {
                 return Err(RpcError::serialization(format!(
                     "Data length too large: {}, max payload: {}",
-                    body.len() - frame::PREFIX_LEN,
+                    message.len(),
                     inner.payload
                 )));
             }
+            let body = frame::encode_with(&message, inner.compressor)
+                .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
             (
                 TriBody::Unary(UnaryBody::new(Some(body), None)),
                 idl.is_some(),
@@ -175,7 +188,8 @@ impl TripleInvoker {
                 sender.ready().await.map_err(network)?;
                 let messages = slot.take()?;
                 let (cancel, cancelled) = tokio::sync::oneshot::channel();
-                *req.body_mut() = TriBody::Stream(StreamBody::request(messages, cancelled));
+                *req.body_mut() =
+                    TriBody::Stream(StreamBody::request(messages, cancelled, inner.compressor));
                 let response = sender.send_request(req);
                 if slot.kind() == StreamKind::Bidi {
                     // The replies at once, the response headers read on their first
@@ -325,6 +339,23 @@ fn lazy_replies(
     RpcResult::value(Payload::Stream(StreamSlot::new(StreamKind::Bidi, messages)))
 }
 
+/// The `grpc-encoding` of a response (`None`: identity); one we do not take is an
+/// `INTERNAL` error, as grpc's clients answer it.
+fn response_encoding(h: &HeaderMap) -> Result<Option<Encoding>, RpcError> {
+    match headers::get(h, headers::GRPC_ENCODING).map(Encoding::parse) {
+        None | Some(Named::Identity) => Ok(None),
+        Some(Named::Known(e)) => Ok(Some(e)),
+        Some(Named::Unknown) => Err(status::error_for_status(
+            Code::Internal,
+            &format!(
+                "the response's grpc-encoding {:?} is not one this client takes ({})",
+                headers::get(h, headers::GRPC_ENCODING).unwrap_or_default(),
+                compress::ACCEPTED
+            ),
+        )),
+    }
+}
+
 /// Reads the headers of a response whose replies are a stream: a trailers-only
 /// response is its status (an error, or an empty stream); otherwise the replies,
 /// decoded as the caller polls them until the trailers' status (whose attachments
@@ -361,7 +392,9 @@ fn open_replies(
         }
         MessageStream::empty()
     } else {
-        let decoder = MessageDecoder::response(body, payload, trailers.clone(), Some(cancel));
+        let encoding = response_encoding(&parts.headers)?;
+        let decoder =
+            MessageDecoder::response(body, payload, trailers.clone(), Some(cancel), encoding);
         MessageStream::new(decoder).with_trailers(trailers)
     };
     Ok((messages, header_attachments))
@@ -433,7 +466,8 @@ async fn read_response(
         debug!(status = %code, error = %message, "error response");
         return Err(status::error_for_status(code, &message));
     }
-    let message = frame::decode_unary(&data, payload)
+    let encoding = response_encoding(&parts.headers)?;
+    let message = frame::decode_unary_with(&data, payload, encoding)
         .map_err(|e| RpcError::serialization(format!("bad response message: {e}")))?;
     let mut result = if idl {
         RpcResult::value(Payload::Encoded(Encoded::new(&PROTOBUF, message)))

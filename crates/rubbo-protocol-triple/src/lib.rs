@@ -41,12 +41,19 @@
 //!   mid-stream is the trailers' status; the call's timeout covers the whole stream.
 //!   A streaming call is not retried once its stream was taken (failover stops).
 //!
+//! - Message compression ([`compress`]): `gzip`, `snappy` and `bzip2` both ways,
+//!   picked by `dubbo.rpc.tri.compressor` as in Java; decompression is bounded by
+//!   `payload`.
+//!
+//! - An HTTP/1.1 request asking to upgrade to h2c (RFC 7540 §3.2) is switched to
+//!   HTTP/2 and answered on stream 1 (see `upgrade.rs`).
+//!
 //! Not yet: wrapper-mode streams (Java `StreamObserver`), health's `Watch`,
-//! compression, taking an h2c upgrade (such a request is answered over HTTP/1.1),
 //! server reflection.
 
 mod body;
 mod channel;
+pub mod compress;
 pub mod config;
 mod error;
 pub mod frame;
@@ -58,6 +65,7 @@ mod rest;
 mod server;
 pub mod status;
 mod stream;
+mod upgrade;
 pub mod wrapper;
 
 pub use error::TripleError;

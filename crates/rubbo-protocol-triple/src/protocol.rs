@@ -109,6 +109,12 @@ impl Protocol for TripleProtocol {
                         exporters: exporters.clone(),
                         payload: url.param::<keys::Payload>(),
                         executions: ExecutorBound::from_url(&url)?.map(Executions::new),
+                        compressor: crate::compress::Encoding::configured(
+                            url.get_param(crate::compress::COMPRESSOR_KEY),
+                        )
+                        .map_err(|e| {
+                            RpcError::new(rubbo_common::ErrorKind::Unknown, e.to_string())
+                        })?,
                     };
                     let addr = if host.contains(':') {
                         format!("[{host}]:{}", url.port())
@@ -157,8 +163,12 @@ impl Protocol for TripleProtocol {
         let channel = self.channel_for(&url);
         Box::pin(async move {
             // Connect now, so a reference to a provider that is not there fails at once.
+            let compressor = crate::compress::Encoding::configured(
+                url.get_param(crate::compress::COMPRESSOR_KEY),
+            )
+            .map_err(|e| RpcError::new(rubbo_common::ErrorKind::Unknown, e.to_string()))?;
             channel.sender().await?;
-            Ok(Arc::new(TripleInvoker::new(url, channel)) as BoxInvoker)
+            Ok(Arc::new(TripleInvoker::new(url, channel, compressor)) as BoxInvoker)
         })
     }
 

@@ -19,9 +19,8 @@
 //! `tri-service-group` / `tri-service-version` (or `rest-service-group` /
 //! `rest-service-version`).
 //!
-//! An HTTP/1.1 request asking to upgrade to h2c is answered over HTTP/1.1, as RFC 9113
-//! lets a server that does not take the upgrade do: gRPC clients use HTTP/2 with prior
-//! knowledge, which this port also speaks.
+//! An HTTP/1.1 request asking to upgrade to h2c is upgraded (`upgrade.rs`) and served
+//! here as an HTTP/2 request on stream 1.
 
 use std::sync::Arc;
 use std::time::Instant;

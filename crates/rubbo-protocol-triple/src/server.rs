@@ -4,7 +4,8 @@
 //!
 //! One port for HTTP/2 with prior knowledge (gRPC) and HTTP/1.1: HTTP/1.x requests and
 //! HTTP/2 requests that are not gRPC are Triple's JSON form ([`crate::rest`]); bytes
-//! that are neither get HTTP/1's `400` and a closed connection.
+//! that are neither get HTTP/1's `400` and a closed connection. An HTTP/1.1 request
+//! asking for h2c is upgraded (`upgrade.rs`).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -31,6 +32,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tracing::{Instrument, debug, info, warn};
 
 use crate::body::{TriBody, UnaryBody};
+use crate::compress::{self, CallCoding, Encoding, Named};
 use crate::config::H2Settings;
 use crate::error::TripleError;
 use crate::frame;
@@ -38,6 +40,7 @@ use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_STATUS};
 use crate::health;
 use crate::status::{self, Code};
 use crate::stream::{MessageDecoder, StreamBody};
+use crate::upgrade;
 use crate::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
 use rubbo_common::executor::{Executions, Exhausted};
 use rubbo_common::exporters::{ExporterMap, exporter_key};
@@ -51,6 +54,9 @@ pub(crate) struct Handler {
     pub(crate) payload: i64,
     /// The bound on calls at once (`threadpool`, `threads`, `queues`), if any.
     pub(crate) executions: Option<Arc<Executions>>,
+    /// What replies are compressed with when the client takes it
+    /// (`dubbo.rpc.tri.compressor`; `None`: identity).
+    pub(crate) compressor: Option<Encoding>,
 }
 
 /// A running server: its accept loop owns every connection task.
@@ -175,12 +181,15 @@ async fn serve_conn(
         .max_frame_size(settings.max_frame)
         .max_header_list_size(settings.max_header_list)
         .max_concurrent_streams(settings.max_concurrent_streams);
-    let service = service_fn(move |req| {
-        let handler = handler.clone();
-        let peer = peer.clone();
-        async move { Ok::<_, Infallible>(handler.handle(req, peer).await) }
-    });
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    // An h2c upgrade accepted on this connection (`upgrade.rs`) waits here for the
+    // HTTP/1 side to end.
+    let upgrades = upgrade::Slot::default();
+    let service = calls(
+        handler.clone(),
+        peer.clone(),
+        Some((upgrades.clone(), settings)),
+    );
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
     tokio::pin!(conn);
     let result = tokio::select! {
         r = conn.as_mut() => r,
@@ -192,6 +201,88 @@ async fn serve_conn(
     match result {
         Ok(()) => debug!("connection closed"),
         Err(e) => debug!(error = %e, "connection ended with an error"),
+    }
+    let pending = upgrades.lock().take();
+    if let Some(pending) = pending {
+        serve_upgraded(pending, settings, calls(handler, peer, None), stopped).await;
+    }
+}
+
+/// The service of one connection: every request to the handler; on HTTP/1.1, with
+/// `upgrades`, an h2c upgrade request to [`upgrade::accept`].
+fn calls(
+    handler: Handler,
+    peer: Arc<Peer>,
+    upgrades: Option<(upgrade::Slot, H2Settings)>,
+) -> impl hyper::service::Service<
+    Request<Incoming>,
+    Response = Response<TriBody>,
+    Error = Infallible,
+    Future: Send + 'static,
+> + Clone
++ Send
++ 'static {
+    service_fn(move |req: Request<Incoming>| {
+        let handler = handler.clone();
+        let peer = peer.clone();
+        let upgrade = match &upgrades {
+            Some((slot, settings)) if upgrade::is_h2c(&req) => Some((slot.clone(), *settings)),
+            _ => None,
+        };
+        async move {
+            Ok::<_, Infallible>(match upgrade {
+                Some((slot, settings)) => {
+                    upgrade::accept(req, &slot, handler.payload, settings).await
+                }
+                None => handler.handle(req, peer).await,
+            })
+        }
+    })
+}
+
+/// Serves HTTP/2 on a connection upgraded from HTTP/1.1, stream 1 being the
+/// upgraded request.
+async fn serve_upgraded<S>(
+    pending: upgrade::Pending,
+    settings: H2Settings,
+    service: S,
+    mut stopped: watch::Receiver<bool>,
+) where
+    S: hyper::service::HttpService<Incoming, ResBody = TriBody> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    let io = match pending.connection().await {
+        Ok(io) => io,
+        Err(e) => {
+            debug!(error = %e, "h2c upgrade: the connection was not handed over");
+            return;
+        }
+    };
+    debug!("connection upgraded to h2c");
+    let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+    builder
+        .timer(TokioTimer::new())
+        .initial_stream_window_size(settings.initial_window)
+        .initial_connection_window_size(settings.initial_window)
+        .max_frame_size(settings.max_frame)
+        .max_header_list_size(settings.max_header_list)
+        .max_concurrent_streams(settings.max_concurrent_streams);
+    let conn = builder.serve_connection(TokioIo::new(io), service);
+    tokio::pin!(conn);
+    // The server began stopping while the HTTP/1 side ran: that change was seen.
+    if *stopped.borrow() {
+        conn.as_mut().graceful_shutdown();
+    }
+    let result = tokio::select! {
+        r = conn.as_mut() => r,
+        _ = stopped.changed() => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    match result {
+        Ok(()) => debug!("upgraded connection closed"),
+        Err(e) => debug!(error = %e, "upgraded connection ended with an error"),
     }
 }
 
@@ -261,16 +352,34 @@ impl Handler {
                 "gRPC requests are POST",
             ));
         }
-        if let Some(enc) = headers::get(req.headers(), headers::GRPC_ENCODING) {
-            if enc != "identity" {
-                warn!(path, encoding = enc, "unsupported grpc-encoding");
-                return tri(refuse(
-                    StatusCode::OK,
-                    Code::Unimplemented,
-                    &format!("grpc-encoding '{enc}' is not supported (identity only)"),
-                ));
-            }
-        }
+        let request_encoding = match headers::get(req.headers(), headers::GRPC_ENCODING) {
+            None => None,
+            Some(enc) => match Encoding::parse(enc) {
+                Named::Identity => None,
+                Named::Known(e) => Some(e),
+                Named::Unknown => {
+                    warn!(path, encoding = enc, "unsupported grpc-encoding");
+                    let mut r = refuse(
+                        StatusCode::OK,
+                        Code::Unimplemented,
+                        &format!(
+                            "grpc-encoding '{enc}' is not supported ({})",
+                            compress::ACCEPTED
+                        ),
+                    );
+                    r.headers_mut().insert(
+                        compress::GRPC_ACCEPT_ENCODING,
+                        HeaderValue::from_static(compress::ACCEPTED),
+                    );
+                    return tri(r);
+                }
+            },
+        };
+        let coding = CallCoding::new(
+            request_encoding,
+            headers::get(req.headers(), compress::GRPC_ACCEPT_ENCODING),
+            self.compressor,
+        );
         let deadline = headers::get(req.headers(), headers::GRPC_TIMEOUT)
             .and_then(status::parse_timeout)
             .or_else(|| {
@@ -279,7 +388,7 @@ impl Handler {
                     .map(Duration::from_millis)
             })
             .map(|t| received + t);
-        let call = self.call(req, &path, peer, deadline);
+        let call = self.call(req, &path, peer, deadline, coding);
         let response = match deadline {
             Some(d) => match tokio::time::timeout_at(d.into(), call).await {
                 Ok(r) => r,
@@ -306,6 +415,7 @@ impl Handler {
         path: &str,
         peer: Arc<Peer>,
         deadline: Option<Instant>,
+        coding: CallCoding,
     ) -> Result<Response<TriBody>, (Code, String)> {
         let (service_path, method) = match path.trim_start_matches('/').rsplit_once('/') {
             Some((s, m)) if !s.is_empty() && !m.is_empty() => (s, m),
@@ -319,9 +429,11 @@ impl Handler {
             }
         };
         if service_path == health::SERVICE {
-            let body = self.read_message(req, &peer, method).await?;
+            let (body, _) = self
+                .read_message(req, &peer, method, coding.request)
+                .await?;
             let result = health::answer(&self.exporters, method, &body)?;
-            return Ok(tri(respond_idl(Ok(result), method)));
+            return Ok(tri(respond_idl(Ok(result), method, coding)));
         }
         let group = headers::get(req.headers(), headers::SERVICE_GROUP);
         let version = headers::get(req.headers(), headers::SERVICE_VERSION);
@@ -371,12 +483,22 @@ impl Handler {
         };
         // A streaming call: its requests as they come, decoded as the service reads
         // them (so the peer's window opens only as fast as that).
+        // Compressed requests: the service sees their encoding (Java has no such
+        // view; the gRPC interop service checks it).
+        let mut compressed = None;
         let (arguments, parameter_types, serialize_type) = if let Some(kind) = streaming {
-            let decoder = MessageDecoder::request(req.into_body(), self.payload);
+            let decoder = MessageDecoder::request(req.into_body(), self.payload, coding.request);
             let slot = StreamSlot::new(kind, MessageStream::new(decoder));
+            compressed = coding.request;
             (Arguments::Stream(slot), None, None)
         } else {
-            self.unary_arguments(req, &peer, method, idl).await?
+            let (message, was_compressed) = self
+                .read_message(req, &peer, method, coding.request)
+                .await?;
+            if was_compressed {
+                compressed = coding.request;
+            }
+            self.unary_arguments(message, &peer, method, idl)?
         };
         let mut inv = Invocation::new(exported.interface.clone(), method).with_arguments(arguments);
         if let Some(types) = parameter_types {
@@ -390,6 +512,9 @@ impl Handler {
         }
         if let Some(app) = app {
             attachments.insert(keys::REMOTE_APPLICATION_KEY.to_owned(), app.into());
+        }
+        if let Some(e) = compressed {
+            attachments.insert(compress::COMPRESSOR_KEY.to_owned(), e.name().into());
         }
         *inv.attachments_mut() = attachments;
         let remote = peer.remote;
@@ -410,25 +535,24 @@ impl Handler {
         };
         let result = exported.invoker.invoke(inv).await;
         Ok(match (serialize_type, streaming) {
-            (Some(t), _) => tri(respond(result, &t, method)),
+            (Some(t), _) => tri(respond(result, &t, method, coding)),
             (None, Some(kind)) if kind.streams_replies() => {
-                respond_stream(result, method, deadline)
+                respond_stream(result, method, deadline, coding)
             }
-            (None, _) => tri(respond_idl(result, method)),
+            (None, _) => tri(respond_idl(result, method, coding)),
         })
     }
 
     /// The arguments of a unary call: its one message, as it came (IDL mode) or
     /// unwrapped, with the wrapper's parameter types and serialization.
     #[allow(clippy::type_complexity)]
-    async fn unary_arguments(
+    fn unary_arguments(
         &self,
-        req: Request<Incoming>,
+        message: Bytes,
         peer: &Peer,
         method: &str,
         idl: bool,
     ) -> Result<(Arguments, Option<String>, Option<String>), (Code, String)> {
-        let message = self.read_message(req, peer, method).await?;
         // IDL mode: the message is the request, handed on as it came. Wrapper mode:
         // the arguments inside the wrapper, and the wrapper's serialization answers.
         let (arguments, parameter_types, serialize_type) = if idl {
@@ -449,13 +573,15 @@ impl Handler {
         Ok((arguments, parameter_types, serialize_type))
     }
 
-    /// Reads the one request message of a unary call (within `payload`).
+    /// Reads the one request message of a unary call (within `payload`, also once
+    /// decompressed with the call's `encoding`), and whether it was compressed.
     async fn read_message(
         &self,
         req: Request<Incoming>,
         peer: &Peer,
         method: &str,
-    ) -> Result<Bytes, (Code, String)> {
+        encoding: Option<Encoding>,
+    ) -> Result<(Bytes, bool), (Code, String)> {
         let limit = if self.payload > 0 {
             usize::try_from(self.payload)
                 .unwrap_or(usize::MAX)
@@ -480,11 +606,12 @@ impl Handler {
                 return Err((Code::Cancelled, format!("request body failed: {e}")));
             }
         };
-        let message = frame::decode_unary(&body, self.payload).map_err(|e| {
+        let compressed = body.first().is_some_and(|f| f & 1 != 0);
+        let message = frame::decode_unary_with(&body, self.payload, encoding).map_err(|e| {
             warn!(peer = %peer.remote, method, error = %e, "bad request message");
             (code_for_decode(&e), e.to_string())
         })?;
-        Ok(message)
+        Ok((message, compressed))
     }
 }
 
@@ -507,6 +634,7 @@ fn respond_stream(
     result: Result<RpcResult, RpcError>,
     method: &str,
     deadline: Option<Instant>,
+    coding: CallCoding,
 ) -> Response<TriBody> {
     let mut result = match result {
         Ok(r) => r,
@@ -540,14 +668,17 @@ fn respond_stream(
             return tri(refuse(StatusCode::OK, Code::Unknown, e.message()));
         }
     };
+    let encoding = coding.reply(&header_attachments);
     let mut r = Response::new(TriBody::Stream(StreamBody::response(
         messages,
         attachments,
         deadline,
+        encoding,
     )));
     let h = r.headers_mut();
     headers::put_attachments(h, &header_attachments);
     h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
+    put_encoding(h, encoding);
     r
 }
 
@@ -571,7 +702,11 @@ pub(crate) fn is_idl(url: &Url, method: &str) -> bool {
 /// header attachments in the response headers, its attachments and `grpc-status`
 /// 0 in the trailers, or an error status (a business exception too, as Java's IDL
 /// mode sends it: `UNKNOWN` with the message, no exception object).
-fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<UnaryBody> {
+fn respond_idl(
+    result: Result<RpcResult, RpcError>,
+    method: &str,
+    coding: CallCoding,
+) -> Response<UnaryBody> {
     let mut result = match result {
         Ok(r) => r,
         Err(e) => return failed(&e, method),
@@ -601,14 +736,15 @@ fn respond_idl(result: Result<RpcResult, RpcError>, method: &str) -> Response<Un
             return refuse(StatusCode::OK, Code::Unknown, e.message());
         }
     };
-    let data = match frame::encode(&message) {
+    let encoding = coding.reply(&header_attachments);
+    let data = match frame::encode_with(&message, encoding) {
         Ok(d) => d,
         Err(e) => {
             warn!(method, error = %e, "cannot frame the response");
             return refuse(StatusCode::OK, Code::Internal, &e.to_string());
         }
     };
-    answered(data, &attachments, &header_attachments)
+    answered(data, &attachments, &header_attachments, encoding)
 }
 
 /// A call that failed before it produced an outcome: its status, trailers-only.
@@ -627,6 +763,7 @@ fn answered(
     data: Bytes,
     attachments: &Attachments,
     header_attachments: &Attachments,
+    encoding: Option<Encoding>,
 ) -> Response<UnaryBody> {
     let mut trailers = HeaderMap::new();
     headers::put_attachments(&mut trailers, attachments);
@@ -635,7 +772,20 @@ fn answered(
     let h = r.headers_mut();
     headers::put_attachments(h, header_attachments);
     h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
+    put_encoding(h, encoding);
     r
+}
+
+/// The response headers about compression: what the messages are compressed with
+/// (`grpc-encoding`, when they are) and what requests may be (`grpc-accept-encoding`).
+fn put_encoding(h: &mut HeaderMap, encoding: Option<Encoding>) {
+    if let Some(e) = encoding {
+        h.insert(headers::GRPC_ENCODING, HeaderValue::from_static(e.name()));
+    }
+    h.insert(
+        compress::GRPC_ACCEPT_ENCODING,
+        HeaderValue::from_static(compress::ACCEPTED),
+    );
 }
 
 /// The response of a call that reached the service: the outcome in the body (also a
@@ -646,6 +796,7 @@ fn respond(
     result: Result<RpcResult, RpcError>,
     serialize_type: &str,
     method: &str,
+    coding: CallCoding,
 ) -> Response<UnaryBody> {
     let mut result = match result {
         Ok(r) => r,
@@ -653,9 +804,10 @@ fn respond(
     };
     let header_attachments = result.take_header_attachments();
     let (outcome, attachments) = result.into_parts();
+    let encoding = coding.reply(&header_attachments);
     let wrapped = TripleResponseWrapper::for_outcome(&outcome, serialize_type)
         .map_err(|e| e.to_string())
-        .and_then(|w| frame::encode(&w.encode_to_vec()).map_err(|e| e.to_string()));
+        .and_then(|w| frame::encode_with(&w.encode_to_vec(), encoding).map_err(|e| e.to_string()));
     let data = match wrapped {
         Ok(d) => d,
         Err(e) => {
@@ -667,7 +819,7 @@ fn respond(
             );
         }
     };
-    let mut r = answered(data, &attachments, &header_attachments);
+    let mut r = answered(data, &attachments, &header_attachments, encoding);
     if let Outcome::Exception(e) = &outcome {
         let h = r.headers_mut();
         debug!(method, exception = %e, "business exception");

@@ -27,6 +27,7 @@ use rubbo_common::stream::MessageStream;
 use rubbo_common::{Attachments, RpcError};
 use tokio::sync::oneshot;
 
+use crate::compress::Encoding;
 use crate::error::TripleError;
 use crate::frame::{self, PREFIX_LEN};
 use crate::headers::{self, GRPC_MESSAGE, GRPC_STATUS};
@@ -47,6 +48,9 @@ pub(crate) struct MessageDecoder {
     trailers: Option<Arc<Mutex<Attachments>>>,
     /// Whether the stream ended (after an error, nothing more is read).
     done: bool,
+    /// The stream's `grpc-encoding`: messages with the compressed flag are
+    /// decompressed with it (`None`: identity, the flag is an error).
+    encoding: Option<Encoding>,
     /// Drops with the decoder: tells the request body of the same call that the
     /// caller gave up its replies (consumer side).
     _cancel: Option<oneshot::Sender<()>>,
@@ -55,13 +59,14 @@ pub(crate) struct MessageDecoder {
 impl MessageDecoder {
     /// The decoder of a request body (provider side): the end of the body is the end
     /// of the stream.
-    pub(crate) fn request(body: Incoming, payload: i64) -> Self {
+    pub(crate) fn request(body: Incoming, payload: i64, encoding: Option<Encoding>) -> Self {
         MessageDecoder {
             body: Some(body),
             buf: BytesMut::new(),
             payload,
             trailers: None,
             done: false,
+            encoding,
             _cancel: None,
         }
     }
@@ -73,6 +78,7 @@ impl MessageDecoder {
         payload: i64,
         trailers: Arc<Mutex<Attachments>>,
         cancel: Option<oneshot::Sender<()>>,
+        encoding: Option<Encoding>,
     ) -> Self {
         MessageDecoder {
             body: Some(body),
@@ -80,6 +86,7 @@ impl MessageDecoder {
             payload,
             trailers: Some(trailers),
             done: false,
+            encoding,
             _cancel: cancel,
         }
     }
@@ -93,7 +100,8 @@ impl MessageDecoder {
         if flags & 0xfe != 0 {
             return Err(TripleError::BadFlags(flags));
         }
-        if flags & 1 != 0 {
+        let compressed = flags & 1 != 0;
+        if compressed && self.encoding.is_none() {
             return Err(TripleError::Compressed);
         }
         let len = u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]]) as usize;
@@ -112,7 +120,11 @@ impl MessageDecoder {
             return Ok(None);
         }
         self.buf.advance(PREFIX_LEN);
-        Ok(Some(self.buf.split_to(len).freeze()))
+        let message = self.buf.split_to(len).freeze();
+        match self.encoding {
+            Some(e) if compressed => e.decompress(&message, self.payload).map(Some),
+            _ => Ok(Some(message)),
+        }
     }
 
     fn finish(&mut self, trailers: Option<HeaderMap>) -> Option<Result<Bytes, RpcError>> {
@@ -234,18 +246,25 @@ pub(crate) struct StreamBody {
     messages: MessageStream,
     end: End,
     done: bool,
+    /// What each message is compressed with (`None`: nothing).
+    encoding: Option<Encoding>,
 }
 
 impl StreamBody {
     /// The body of a streaming request: ends with the stream; an error (or the
     /// caller dropping the reply stream, `cancelled`) resets the HTTP/2 stream.
-    pub(crate) fn request(messages: MessageStream, cancelled: oneshot::Receiver<()>) -> Self {
+    pub(crate) fn request(
+        messages: MessageStream,
+        cancelled: oneshot::Receiver<()>,
+        encoding: Option<Encoding>,
+    ) -> Self {
         StreamBody {
             messages,
             end: End::Request {
                 cancelled: Some(cancelled),
             },
             done: false,
+            encoding,
         }
     }
 
@@ -255,6 +274,7 @@ impl StreamBody {
         messages: MessageStream,
         attachments: Attachments,
         deadline: Option<Instant>,
+        encoding: Option<Encoding>,
     ) -> Self {
         StreamBody {
             messages,
@@ -263,6 +283,7 @@ impl StreamBody {
                 deadline: deadline.map(|d| (d, Box::pin(tokio::time::sleep_until(d.into())))),
             },
             done: false,
+            encoding,
         }
     }
 
@@ -315,7 +336,7 @@ impl Body for StreamBody {
         }
         match ready!(Pin::new(&mut this.messages).poll_next(cx)) {
             Some(Ok(m)) => Poll::Ready(Some(
-                frame::encode(&m)
+                frame::encode_with(&m, this.encoding)
                     .map(Frame::data)
                     .map_err(|e| RpcError::serialization(e.to_string())),
             )),

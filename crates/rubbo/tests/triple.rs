@@ -757,7 +757,9 @@ async fn http1_json_calls_a_method_and_errors_are_json() {
     assert_eq!(status, 500, "{body}");
     assert!(body.contains("boom"), "{body}");
 
-    // An h2c upgrade request is answered over HTTP/1.1 (the upgrade is not taken).
+    // `Upgrade: h2c` without `Connection: Upgrade, HTTP2-Settings` (here `close`) is
+    // no h2c upgrade (RFC 7540 §3.2): answered over HTTP/1.1. The upgrade itself is
+    // tested in rubbo-protocol-triple's tests/upgrade.rs.
     let (status, body) = http1_with(
         port,
         "POST",

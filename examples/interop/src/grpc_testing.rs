@@ -20,10 +20,10 @@ pub mod proto {
 }
 
 use proto::{
-    EchoStatus, Empty, Payload, PayloadType, ResponseParameters, SimpleRequest, SimpleResponse,
-    StreamingInputCallRequest, StreamingInputCallResponse, StreamingOutputCallRequest,
-    StreamingOutputCallResponse, TestService, TestServiceClient, TestServiceServer,
-    UnimplementedService as _, UnimplementedServiceClient,
+    BoolValue, EchoStatus, Empty, Payload, PayloadType, ResponseParameters, SimpleRequest,
+    SimpleResponse, StreamingInputCallRequest, StreamingInputCallResponse,
+    StreamingOutputCallRequest, StreamingOutputCallResponse, TestService, TestServiceClient,
+    TestServiceServer, UnimplementedService as _, UnimplementedServiceClient,
 };
 
 /// The request metadata echoed in the response headers (gRPC's initial metadata).
@@ -34,7 +34,7 @@ pub const ECHO_INITIAL: &str = "x-grpc-test-echo-initial";
 pub const ECHO_TRAILING: &str = "x-grpc-test-echo-trailing";
 
 /// The cases [`run_case`] knows (every case grpc-go runs without TLS or
-/// compression), in the spec's order.
+/// compression, then the four compression cases), in the spec's order.
 pub const CASES: &[&str] = &[
     "empty_unary",
     "large_unary",
@@ -50,7 +50,31 @@ pub const CASES: &[&str] = &[
     "custom_metadata",
     "unimplemented_method",
     "unimplemented_service",
+    "client_compressed_unary",
+    "server_compressed_unary",
+    "client_compressed_streaming",
+    "server_compressed_streaming",
 ];
+
+/// Triple's compression key: as a reference's URL parameter, what its requests are
+/// compressed with; as a response header a service sets, what its replies are
+/// compressed with (when the client takes it); as a request attachment the server
+/// sets, what the request messages came compressed with.
+pub const COMPRESSOR_KEY: &str = "dubbo.rpc.tri.compressor";
+
+/// Whether the current call's request messages came compressed.
+fn request_compressed() -> bool {
+    context::attachment(COMPRESSOR_KEY).is_some()
+}
+
+fn flag(v: Option<&BoolValue>) -> bool {
+    v.is_some_and(|b| b.value)
+}
+
+/// The status of a request that asked to be compressed and was not.
+fn not_compressed() -> Status {
+    Status::invalid_argument("expected a compressed request message (expect_compressed)")
+}
 
 /// The request payload sizes of `client_streaming` and `ping_pong`.
 pub const REQUEST_SIZES: [i32; 4] = [27_182, 8, 1_828, 45_904];
@@ -134,6 +158,12 @@ fn requested_status(request: &StreamingOutputCallRequest) -> Option<Status> {
 
 fn unary(request: SimpleRequest) -> Result<SimpleResponse, Status> {
     echo_metadata();
+    if flag(request.expect_compressed.as_ref()) && !request_compressed() {
+        return Err(not_compressed());
+    }
+    if flag(request.response_compressed.as_ref()) {
+        context::set_response_header(COMPRESSOR_KEY, "gzip");
+    }
     if let Some(st) = request.response_status.as_ref().filter(|s| s.code != 0) {
         return Err(Status::new(Code::from_i32(st.code), st.message.clone()));
     }
@@ -184,6 +214,14 @@ impl TestService for TestServiceProvider {
         if let Some(st) = requested_status(&request) {
             return Err(st);
         }
+        // Triple compresses a reply stream as a whole: when any reply asks for it.
+        if request
+            .response_parameters
+            .iter()
+            .any(|p| flag(p.compressed.as_ref()))
+        {
+            context::set_response_header(COMPRESSOR_KEY, "gzip");
+        }
         Ok(Outbound::try_from_stream(replies_for(
             request.response_type,
             request.response_parameters,
@@ -195,7 +233,12 @@ impl TestService for TestServiceProvider {
         mut requests: Streaming<StreamingInputCallRequest>,
     ) -> Result<StreamingInputCallResponse, Status> {
         let mut sum = 0usize;
+        // The call's requests are compressed or not as a whole (its grpc-encoding).
+        let compressed = request_compressed();
         while let Some(r) = requests.message().await? {
+            if flag(r.expect_compressed.as_ref()) && !compressed {
+                return Err(not_compressed());
+            }
             sum += r.payload.map_or(0, |p| p.body.len());
         }
         Ok(StreamingInputCallResponse {
@@ -588,6 +631,92 @@ pub async fn run_case(rubbo: &Rubbo, port: u16, case: &str) -> Result<(), String
             check_stream_payload(replies.message().await.map_err(failed)?, 31_415)?;
             drop(replies);
             cancelled(&tx).await
+        }
+        "client_compressed_unary" => {
+            // The probe: the server refuses an uncompressed request that expects to be
+            // compressed; then a gzip one, then an uncompressed one.
+            let plain = refer(address.clone()).await?;
+            let gzip = refer(format!("{address}?{COMPRESSOR_KEY}=gzip")).await?;
+            let mut request = large_request();
+            request.expect_compressed = Some(BoolValue { value: true });
+            let got = plain.unary_call(request.clone()).await;
+            expect_status(got, Code::InvalidArgument, None).map_err(|e| format!("probe: {e}"))?;
+            let reply = gzip.unary_call(request.clone()).await.map_err(failed)?;
+            check_payload(&reply, LARGE_RESPONSE)?;
+            request.expect_compressed = Some(BoolValue { value: false });
+            let reply = plain.unary_call(request).await.map_err(failed)?;
+            check_payload(&reply, LARGE_RESPONSE)
+        }
+        "server_compressed_unary" => {
+            // Triple reads compressed replies as it reads any (the flag is not shown to
+            // the caller): both answers are checked whole.
+            let client = refer(address).await?;
+            for compressed in [true, false] {
+                let mut request = large_request();
+                request.response_compressed = Some(BoolValue { value: compressed });
+                let reply = client.unary_call(request).await.map_err(failed)?;
+                check_payload(&reply, LARGE_RESPONSE)
+                    .map_err(|e| format!("response_compressed={compressed}: {e}"))?;
+            }
+            Ok(())
+        }
+        "client_compressed_streaming" => {
+            let limit = format!("timeout={}", CASE_LIMIT.as_millis());
+            let plain = refer(format!("{address}?{limit}")).await?;
+            let probe = StreamingInputCallRequest {
+                expect_compressed: Some(BoolValue { value: true }),
+                payload: zeros(27_182),
+            };
+            let got = plain
+                .streaming_input_call(Outbound::from_messages([probe.clone()]))
+                .await;
+            expect_status(got, Code::InvalidArgument, None).map_err(|e| format!("probe: {e}"))?;
+            // Triple compresses a call's requests as a whole: the second message, which
+            // the spec sends uncompressed, goes compressed too (it expects nothing).
+            let gzip = refer(format!("{address}?{limit}&{COMPRESSOR_KEY}=gzip")).await?;
+            let second = StreamingInputCallRequest {
+                expect_compressed: Some(BoolValue { value: false }),
+                payload: zeros(45_904),
+            };
+            let reply = gzip
+                .streaming_input_call(Outbound::from_messages([probe, second]))
+                .await
+                .map_err(failed)?;
+            if reply.aggregated_payload_size != 73_086 {
+                return Err(format!(
+                    "aggregated payload size {}, want 73086",
+                    reply.aggregated_payload_size
+                ));
+            }
+            Ok(())
+        }
+        "server_compressed_streaming" => {
+            let client = refer(format!("{address}?timeout={}", CASE_LIMIT.as_millis())).await?;
+            let sizes = [31_415, 92_653];
+            let request = StreamingOutputCallRequest {
+                response_type: PayloadType::Compressable as i32,
+                response_parameters: sizes
+                    .iter()
+                    .zip([true, false])
+                    .map(|(&size, compressed)| ResponseParameters {
+                        size,
+                        compressed: Some(BoolValue { value: compressed }),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            };
+            let mut replies = client
+                .streaming_output_call(request)
+                .await
+                .map_err(failed)?;
+            for size in sizes {
+                check_stream_payload(replies.message().await.map_err(failed)?, size)?;
+            }
+            match replies.message().await.map_err(failed)? {
+                None => Ok(()),
+                Some(r) => Err(format!("an extra reply of {} bytes", payload_len(&r))),
+            }
         }
         other => Err(format!(
             "unknown test case {other:?}; known: {}",
