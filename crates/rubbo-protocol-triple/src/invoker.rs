@@ -245,6 +245,7 @@ impl Invoker for TripleInvoker {
         let inner = self.inner.clone();
         let deadline = Instant::now() + timeout;
         let call = async move {
+            let _in_flight = inner.channel.call_started();
             let exchange = async {
                 let mut sender = inner.channel.sender().await?;
                 sender.ready().await.map_err(network)?;

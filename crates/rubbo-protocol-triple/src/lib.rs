@@ -47,6 +47,7 @@
 
 mod body;
 mod channel;
+mod coalesce;
 pub mod config;
 mod error;
 pub mod frame;

@@ -31,6 +31,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tracing::{Instrument, debug, info, warn};
 
 use crate::body::{TriBody, UnaryBody};
+use crate::coalesce::{Busy, Coalesce};
 use crate::config::H2Settings;
 use crate::error::TripleError;
 use crate::frame;
@@ -175,12 +176,20 @@ async fn serve_conn(
         .max_frame_size(settings.max_frame)
         .max_header_list_size(settings.max_header_list)
         .max_concurrent_streams(settings.max_concurrent_streams);
+    // Responses finished while other calls are still running are written together.
+    let busy = Arc::new(Busy::default());
+    let io = Coalesce::new(stream, busy.clone(), 0);
     let service = service_fn(move |req| {
+        let working = busy.enter();
         let handler = handler.clone();
         let peer = peer.clone();
-        async move { Ok::<_, Infallible>(handler.handle(req, peer).await) }
+        async move {
+            let response = handler.handle(req, peer).await;
+            drop(working);
+            Ok::<_, Infallible>(response)
+        }
     });
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    let conn = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
     let result = tokio::select! {
         r = conn.as_mut() => r,
