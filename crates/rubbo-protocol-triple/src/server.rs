@@ -216,7 +216,11 @@ fn refuse(http: StatusCode, code: Code, message: &str) -> Response<UnaryBody> {
 }
 
 pub(crate) fn put_status(h: &mut HeaderMap, code: Code, message: &str) {
-    h.insert(GRPC_STATUS, HeaderValue::from(code.as_i32()));
+    let value = match code {
+        Code::Ok => HeaderValue::from_static("0"),
+        _ => HeaderValue::from(code.as_i32()),
+    };
+    h.insert(GRPC_STATUS, value);
     if !message.is_empty() {
         if let Ok(v) = HeaderValue::from_str(&status::encode_message(message)) {
             h.insert(GRPC_MESSAGE, v);
@@ -250,8 +254,10 @@ impl Handler {
         if crate::rest::wants_rest(&req) {
             return self.rest(req, peer, received).await.map(TriBody::from);
         }
-        let path = req.uri().path().to_owned();
-        let content_type = headers::get(req.headers(), "content-type").unwrap_or("");
+        // A cheap clone (shared bytes), not a copy of the path.
+        let uri = req.uri().clone();
+        let path = uri.path();
+        let content_type = headers::get(req.headers(), http::header::CONTENT_TYPE).unwrap_or("");
         if !content_type.starts_with(GRPC) {
             warn!(path, content_type, "not a gRPC request");
             return tri(refuse(
@@ -288,7 +294,7 @@ impl Handler {
                     .map(Duration::from_millis)
             })
             .map(|t| received + t);
-        let call = self.call(req, &path, peer, deadline);
+        let call = self.call(req, path, peer, deadline);
         let response = match deadline {
             Some(d) => match tokio::time::timeout_at(d.into(), call).await {
                 Ok(r) => r,
@@ -355,7 +361,8 @@ impl Handler {
         };
         let idl = is_idl(exported.invoker.url(), method);
         if idl {
-            let content_type = headers::get(req.headers(), "content-type").unwrap_or("");
+            let content_type =
+                headers::get(req.headers(), http::header::CONTENT_TYPE).unwrap_or("");
             if content_type != GRPC && content_type != headers::GRPC_PROTO {
                 warn!(
                     service_path,
