@@ -1,4 +1,4 @@
-//! The closed-loop load generator shared by all three systems: `inflight` tasks, each
+//! The closed-loop load generator shared by every system and Triple pair: `inflight` tasks, each
 //! calling `echo` back to back on one shared client (one connection), each recording
 //! its latencies into its own preallocated histogram (no allocation per request).
 
