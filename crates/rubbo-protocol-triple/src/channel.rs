@@ -1,6 +1,7 @@
 //! One shared HTTP/2 connection to a provider address, multiplexing every call of
 //! every invoker of that address; reconnected on the next call once it is closed.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hyper::client::conn::http2::SendRequest;
@@ -11,6 +12,7 @@ use tokio::net::TcpStream;
 use tokio::task::AbortHandle;
 use tracing::{Instrument, debug};
 
+use crate::coalesce::{Busy, BusyGuard, Coalesce};
 use crate::config::H2Settings;
 
 /// How long an address whose connection attempt failed counts as unavailable
@@ -31,6 +33,9 @@ pub(crate) struct Channel {
     failed_at: Mutex<Option<Instant>>,
     /// Serializes connection attempts, so concurrent calls share one.
     connecting: tokio::sync::Mutex<()>,
+    /// Calls in flight: while others are, a request waits one turn of the scheduler
+    /// before it is written, so that one write carries the requests made meanwhile.
+    busy: Arc<Busy>,
 }
 
 impl Channel {
@@ -42,7 +47,13 @@ impl Channel {
             current: Mutex::new(None),
             failed_at: Mutex::new(None),
             connecting: tokio::sync::Mutex::new(()),
+            busy: Arc::default(),
         }
+    }
+
+    /// Counts one call in flight until the guard drops.
+    pub(crate) fn call_started(&self) -> BusyGuard {
+        self.busy.enter()
     }
 
     /// The address.
@@ -113,7 +124,9 @@ impl Channel {
             .initial_connection_window_size(s.initial_window)
             .max_frame_size(s.max_frame)
             .max_header_list_size(s.max_header_list);
-        let (sender, conn) = b.handshake(TokioIo::new(tcp)).await.map_err(|e| {
+        // The call writing its request is one of those in flight: more than one, it waits.
+        let io = Coalesce::new(tcp, self.busy.clone(), 1);
+        let (sender, conn) = b.handshake(TokioIo::new(io)).await.map_err(|e| {
             RpcError::network(format!("HTTP/2 handshake with {addr} failed: {e}")).with_source(e)
         })?;
         let span = tracing::debug_span!("triple.client.conn", peer = %addr);

@@ -203,7 +203,7 @@ fn value_text(bytes: &[u8]) -> String {
 }
 
 /// A header as text, if present and valid.
-pub fn get<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub fn get(headers: &HeaderMap, name: impl http::header::AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 

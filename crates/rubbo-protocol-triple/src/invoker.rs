@@ -3,12 +3,13 @@
 //! `rubbo-build` clients send) goes in IDL mode, the message as it is; any other in
 //! wrapper mode.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Request, Uri, Version};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, Version};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use prost::Message;
@@ -42,6 +43,8 @@ struct Inner {
     channel: Arc<Channel>,
     /// `/{service path}/`: the `:path` of every call, before the method.
     path_prefix: String,
+    /// The request URI of each method the URL lists (`methods`), built once.
+    uris: HashMap<Box<str>, Uri>,
     /// What every request carries: content-type, te, service version and group,
     /// the consumer's application.
     base_headers: HeaderMap,
@@ -87,9 +90,22 @@ impl TripleInvoker {
             headers::CONSUMER_APP_NAME,
             url.get_param(keys::APPLICATION_KEY),
         );
+        let path_prefix = format!("/{path}/");
+        let uris = url
+            .get_param(keys::METHODS_KEY)
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .filter_map(|m| {
+                let uri = request_uri(channel.addr(), &path_prefix, m).ok()?;
+                Some((Box::from(m), uri))
+            })
+            .collect();
         TripleInvoker {
             inner: Arc::new(Inner {
-                path_prefix: format!("/{path}/"),
+                path_prefix,
+                uris,
                 base_headers: h,
                 payload: url.param::<keys::Payload>(),
                 compressor,
@@ -142,27 +158,31 @@ impl TripleInvoker {
                 idl.is_some(),
             )
         };
-        let uri = Uri::builder()
-            .scheme("http")
-            .authority(inner.channel.addr())
-            .path_and_query(format!("{}{}", inner.path_prefix, inv.method()))
-            .build()
-            .map_err(|e| {
-                RpcError::serialization(format!("bad request path for {}: {e}", inv.method()))
-            })?;
+        let uri = match inner.uris.get(inv.method()) {
+            Some(uri) => uri.clone(),
+            None => request_uri(inner.channel.addr(), &inner.path_prefix, inv.method()).map_err(
+                |e| RpcError::serialization(format!("bad request path for {}: {e}", inv.method())),
+            )?,
+        };
         let mut req = Request::new(body);
         *req.method_mut() = Method::POST;
         *req.uri_mut() = uri;
         *req.version_mut() = Version::HTTP_2;
+        if inv.attachments().is_empty() {
+            // The common case: the fixed headers, copied in one go.
+            *req.headers_mut() = inner.base_headers.clone();
+        } else {
+            let h = req.headers_mut();
+            headers::put_attachments(h, inv.attachments());
+            h.extend(inner.base_headers.clone());
+        }
         let h = req.headers_mut();
-        headers::put_attachments(h, inv.attachments());
-        h.extend(inner.base_headers.clone());
         if let Ok(v) = HeaderValue::from_str(&status::format_timeout(timeout)) {
-            h.insert(headers::GRPC_TIMEOUT, v);
+            h.insert(GRPC_TIMEOUT_HEADER, v);
         }
         // Java sends the timeout as an attachment too.
         h.insert(
-            keys::TIMEOUT_KEY,
+            TIMEOUT_HEADER,
             HeaderValue::from(timeout.as_millis() as u64),
         );
         Ok((req, timeout, idl))
@@ -229,6 +249,20 @@ impl TripleInvoker {
     }
 }
 
+/// `grpc-timeout`, parsed once.
+const GRPC_TIMEOUT_HEADER: HeaderName = HeaderName::from_static(headers::GRPC_TIMEOUT);
+/// `timeout` (Java's attachment), parsed once.
+const TIMEOUT_HEADER: HeaderName = HeaderName::from_static(keys::TIMEOUT_KEY);
+
+/// The URI of `method` on the provider at `addr` whose paths start with `prefix`.
+fn request_uri(addr: &str, prefix: &str, method: &str) -> Result<Uri, http::Error> {
+    Uri::builder()
+        .scheme("http")
+        .authority(addr)
+        .path_and_query(format!("{prefix}{method}"))
+        .build()
+}
+
 /// The request message of an IDL-mode call: the one argument, a protobuf message.
 fn idl_message(args: &Arguments) -> Option<&Bytes> {
     match args {
@@ -259,6 +293,7 @@ impl Invoker for TripleInvoker {
         let inner = self.inner.clone();
         let deadline = Instant::now() + timeout;
         let call = async move {
+            let _in_flight = inner.channel.call_started();
             let exchange = async {
                 let mut sender = inner.channel.sender().await?;
                 sender.ready().await.map_err(network)?;
@@ -438,10 +473,8 @@ async fn read_response(
             RpcError::network(format!("response body failed: {e}"))
         }
     })?;
-    let trailers = collected.trailers().cloned();
-    let data = collected.to_bytes();
+    let trailers = collected.trailers();
     let status_from = trailers
-        .as_ref()
         .filter(|t| t.contains_key(GRPC_STATUS))
         .unwrap_or(&parts.headers);
     let code = match headers::get(status_from, GRPC_STATUS) {
@@ -466,6 +499,8 @@ async fn read_response(
         debug!(status = %code, error = %message, "error response");
         return Err(status::error_for_status(code, &message));
     }
+    let trailer_attachments = trailers.map(headers::attachments_from);
+    let data = collected.to_bytes();
     let encoding = response_encoding(&parts.headers)?;
     let message = frame::decode_unary_with(&data, payload, encoding)
         .map_err(|e| RpcError::serialization(format!("bad response message: {e}")))?;
@@ -476,10 +511,8 @@ async fn read_response(
             .and_then(|w| w.into_result(exception))
             .map_err(|e| RpcError::serialization(format!("cannot decode response: {e}")))?
     };
-    if let Some(t) = &trailers {
-        result
-            .attachments_mut()
-            .extend(headers::attachments_from(t));
+    if let Some(t) = trailer_attachments {
+        result.attachments_mut().extend(t);
     }
     // Boxed only when there are some: most responses carry none.
     let from_headers = headers::attachments_from_response_headers(&parts.headers);

@@ -53,6 +53,7 @@
 
 mod body;
 mod channel;
+mod coalesce;
 pub mod compress;
 pub mod config;
 mod error;

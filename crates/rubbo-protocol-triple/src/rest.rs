@@ -56,7 +56,7 @@ pub(crate) fn wants_rest(req: &Request<Incoming>) -> bool {
     if req.version() != http::Version::HTTP_2 {
         return true;
     }
-    let ct = headers::get(req.headers(), "content-type").unwrap_or("");
+    let ct = headers::get(req.headers(), http::header::CONTENT_TYPE).unwrap_or("");
     !ct.starts_with(headers::GRPC)
 }
 

@@ -32,6 +32,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tracing::{Instrument, debug, info, warn};
 
 use crate::body::{TriBody, UnaryBody};
+use crate::coalesce::{Busy, Coalesce};
 use crate::compress::{self, CallCoding, Encoding, Named};
 use crate::config::H2Settings;
 use crate::error::TripleError;
@@ -184,12 +185,16 @@ async fn serve_conn(
     // An h2c upgrade accepted on this connection (`upgrade.rs`) waits here for the
     // HTTP/1 side to end.
     let upgrades = upgrade::Slot::default();
+    // Responses finished while other calls are still running are written together.
+    let busy = Arc::new(Busy::default());
+    let io = Coalesce::new(stream, busy.clone(), 0);
     let service = calls(
         handler.clone(),
         peer.clone(),
         Some((upgrades.clone(), settings)),
+        busy.clone(),
     );
-    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
     tokio::pin!(conn);
     let result = tokio::select! {
         r = conn.as_mut() => r,
@@ -204,7 +209,8 @@ async fn serve_conn(
     }
     let pending = upgrades.lock().take();
     if let Some(pending) = pending {
-        serve_upgraded(pending, settings, calls(handler, peer, None), stopped).await;
+        // The upgraded connection runs on the same (coalescing) stream.
+        serve_upgraded(pending, settings, calls(handler, peer, None, busy), stopped).await;
     }
 }
 
@@ -214,6 +220,7 @@ fn calls(
     handler: Handler,
     peer: Arc<Peer>,
     upgrades: Option<(upgrade::Slot, H2Settings)>,
+    busy: Arc<Busy>,
 ) -> impl hyper::service::Service<
     Request<Incoming>,
     Response = Response<TriBody>,
@@ -229,13 +236,16 @@ fn calls(
             Some((slot, settings)) if upgrade::is_h2c(&req) => Some((slot.clone(), *settings)),
             _ => None,
         };
+        let working = busy.enter();
         async move {
-            Ok::<_, Infallible>(match upgrade {
+            let response = match upgrade {
                 Some((slot, settings)) => {
                     upgrade::accept(req, &slot, handler.payload, settings).await
                 }
                 None => handler.handle(req, peer).await,
-            })
+            };
+            drop(working);
+            Ok::<_, Infallible>(response)
         }
     })
 }
@@ -298,7 +308,11 @@ fn refuse(http: StatusCode, code: Code, message: &str) -> Response<UnaryBody> {
 }
 
 pub(crate) fn put_status(h: &mut HeaderMap, code: Code, message: &str) {
-    h.insert(GRPC_STATUS, HeaderValue::from(code.as_i32()));
+    let value = match code {
+        Code::Ok => HeaderValue::from_static("0"),
+        _ => HeaderValue::from(code.as_i32()),
+    };
+    h.insert(GRPC_STATUS, value);
     if !message.is_empty() {
         if let Ok(v) = HeaderValue::from_str(&status::encode_message(message)) {
             h.insert(GRPC_MESSAGE, v);
@@ -332,8 +346,10 @@ impl Handler {
         if crate::rest::wants_rest(&req) {
             return self.rest(req, peer, received).await.map(TriBody::from);
         }
-        let path = req.uri().path().to_owned();
-        let content_type = headers::get(req.headers(), "content-type").unwrap_or("");
+        // A cheap clone (shared bytes), not a copy of the path.
+        let uri = req.uri().clone();
+        let path = uri.path();
+        let content_type = headers::get(req.headers(), http::header::CONTENT_TYPE).unwrap_or("");
         if !content_type.starts_with(GRPC) {
             warn!(path, content_type, "not a gRPC request");
             return tri(refuse(
@@ -388,7 +404,7 @@ impl Handler {
                     .map(Duration::from_millis)
             })
             .map(|t| received + t);
-        let call = self.call(req, &path, peer, deadline, coding);
+        let call = self.call(req, path, peer, deadline, coding);
         let response = match deadline {
             Some(d) => match tokio::time::timeout_at(d.into(), call).await {
                 Ok(r) => r,
@@ -458,7 +474,8 @@ impl Handler {
         };
         let idl = is_idl(exported.invoker.url(), method);
         if idl {
-            let content_type = headers::get(req.headers(), "content-type").unwrap_or("");
+            let content_type =
+                headers::get(req.headers(), http::header::CONTENT_TYPE).unwrap_or("");
             if content_type != GRPC && content_type != headers::GRPC_PROTO {
                 warn!(
                     service_path,

@@ -1,4 +1,4 @@
-//! The closed-loop load generator shared by all three systems: `inflight` tasks, each
+//! The closed-loop load generator shared by every system and Triple pair: `inflight` tasks, each
 //! calling `echo` back to back on one shared client (one connection), each recording
 //! its latencies into its own preallocated histogram (no allocation per request).
 
@@ -36,6 +36,10 @@ pub(crate) struct Measured {
     pub(crate) latency: Histogram<u64>,
     /// On-CPU time of the whole process (client and server) over the measured window.
     pub(crate) cpu: Option<Duration>,
+    /// On-CPU time of the Triple cells' server runtime threads over the window.
+    pub(crate) server_cpu: Option<Duration>,
+    /// On-CPU time of the Triple cells' client runtime threads over the window.
+    pub(crate) client_cpu: Option<Duration>,
 }
 
 impl Measured {
@@ -49,7 +53,21 @@ impl Measured {
 
     /// Process CPU time per call, client and server together.
     pub(crate) fn cpu_per_call(&self) -> Option<Duration> {
-        Some(self.cpu? / u32::try_from(self.requests).ok()?)
+        self.per_call(self.cpu)
+    }
+
+    /// CPU time per call of the server runtime's threads (Triple cells).
+    pub(crate) fn server_cpu_per_call(&self) -> Option<Duration> {
+        self.per_call(self.server_cpu)
+    }
+
+    /// CPU time per call of the client runtime's threads (Triple cells).
+    pub(crate) fn client_cpu_per_call(&self) -> Option<Duration> {
+        self.per_call(self.client_cpu)
+    }
+
+    fn per_call(&self, cpu: Option<Duration>) -> Option<Duration> {
+        Some(cpu? / u32::try_from(self.requests).ok()?)
     }
 
     pub(crate) fn p99(&self) -> Duration {
@@ -97,6 +115,8 @@ pub(crate) async fn run<C: EchoClient>(
     let collect = async {
         tokio::time::sleep_until(warm_end.into()).await;
         let cpu_start = crate::cpu::process_cpu();
+        let server_start = crate::cpu::named_cpu(crate::cpu::SERVER_THREADS);
+        let client_start = crate::cpu::named_cpu(crate::cpu::CLIENT_THREADS);
         let mut total = Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_NS, 3)?;
         let mut requests = 0;
         let mut last = warm_end;
@@ -106,14 +126,25 @@ pub(crate) async fn run<C: EchoClient>(
             requests += recorded;
             last = last.max(finished);
         }
-        let cpu = crate::cpu::process_cpu()
-            .zip(cpu_start)
-            .map(|(end, start)| end.saturating_sub(start));
+        let since = |end: Option<Duration>, start: Option<Duration>| {
+            end.zip(start).map(|(end, start)| end.saturating_sub(start))
+        };
+        let cpu = since(crate::cpu::process_cpu(), cpu_start);
+        let server_cpu = since(
+            crate::cpu::named_cpu(crate::cpu::SERVER_THREADS),
+            server_start,
+        );
+        let client_cpu = since(
+            crate::cpu::named_cpu(crate::cpu::CLIENT_THREADS),
+            client_start,
+        );
         anyhow::Ok(Measured {
             requests,
             elapsed: last - warm_end,
             latency: total,
             cpu,
+            server_cpu,
+            client_cpu,
         })
     };
     let measured = tokio::time::timeout(bound, collect)

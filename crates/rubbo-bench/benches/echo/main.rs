@@ -1,5 +1,7 @@
 //! Echo benchmark: Rubbo's `dubbo://` beside a raw tokio TCP echo and a tonic unary
-//! echo, same payloads, same load generator, same runtime, in one run.
+//! echo, same payloads, same load generator, same runtime, in one run; then Rubbo's
+//! Triple server and client beside tonic's (servers and clients on their own runtimes,
+//! so each side's CPU time is measured apart).
 //!
 //! Run with `cargo bench -p rubbo-bench --bench echo` (see the crate README for the
 //! `RUBBO_BENCH_*` knobs). Prints a markdown table on stdout, progress on stderr.
@@ -8,9 +10,12 @@
 mod cpu;
 mod dubbo;
 mod grpc;
+mod h2;
 mod load;
 mod raw;
 mod report;
+mod tri_report;
+mod triple;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -20,6 +25,7 @@ use bytes::Bytes;
 
 use crate::load::{EchoClient, Limits, Measured};
 use crate::report::{Row, System};
+use crate::tri_report::{Pair, TriRow};
 
 /// Settings from the environment; defaults give the full run (about a minute).
 #[derive(Debug)]
@@ -32,6 +38,12 @@ struct Config {
     rounds: usize,
     /// Raw baseline writers yield once before writing, to coalesce frames.
     raw_coalesce: bool,
+    /// The Triple cells' pairings.
+    triple: Vec<Pair>,
+    /// Worker threads of the Triple cells' server runtime.
+    server_threads: usize,
+    /// Worker threads of the Triple cells' client runtime.
+    client_threads: usize,
 }
 
 fn env<T: FromStr>(name: &str, default: T) -> anyhow::Result<T>
@@ -82,6 +94,12 @@ impl Config {
             threads: env("RUBBO_BENCH_THREADS", 2)?,
             rounds: env::<usize>("RUBBO_BENCH_ROUNDS", 3)?.clamp(1, 20),
             raw_coalesce: env::<u8>("RUBBO_BENCH_RAW_COALESCE", 1)? != 0,
+            triple: env_list(
+                "RUBBO_BENCH_TRIPLE",
+                "h2-rubbo,h2-tonic,rubbo-tonic,tonic-tonic",
+            )?,
+            server_threads: env::<usize>("RUBBO_BENCH_SERVER_THREADS", 1)?.max(1),
+            client_threads: env::<usize>("RUBBO_BENCH_CLIENT_THREADS", 1)?.max(1),
         })
     }
 }
@@ -93,10 +111,141 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(config.threads)
         .enable_all()
         .build()?;
+    // The Triple cells' server and client, each on its own runtime with named threads,
+    // so that each side's CPU time can be read apart.
+    let sides = Sides {
+        server: named_runtime(cpu::SERVER_THREADS, config.server_threads)?,
+        client: named_runtime(cpu::CLIENT_THREADS, config.client_threads)?,
+    };
     let rows = runtime.block_on(run_all(&config))?;
+    let tri_rows = runtime.block_on(run_triple(&config, &sides))?;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    print!("{}", report::render(&rows, &config, load.trim()));
+    if !config.systems.is_empty() {
+        print!("{}", report::render(&rows, &config, load.trim()));
+    }
+    print!("{}", tri_report::render(&tri_rows, &config));
     Ok(())
+}
+
+fn named_runtime(name: &str, threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name(name)
+        .enable_all()
+        .build()?)
+}
+
+/// The Triple cells' two runtimes.
+struct Sides {
+    server: tokio::runtime::Runtime,
+    client: tokio::runtime::Runtime,
+}
+
+async fn run_triple(config: &Config, sides: &Sides) -> anyhow::Result<Vec<TriRow>> {
+    let mut rows = Vec::new();
+    if config.triple.is_empty() {
+        return Ok(rows);
+    }
+    for &size in &config.sizes {
+        let text: String = (0..size).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+        for &inflight in &config.inflight {
+            let mut row = TriRow::new(size, inflight);
+            for round in 1..=config.rounds {
+                for &pair in &config.triple {
+                    let result = cell_triple(pair, &text, inflight, config.limits, sides).await;
+                    match &result {
+                        Ok(m) => eprintln!(
+                            "{pair:>11} {size:>5} B x{inflight:<3} round {round}: {:>9.0} req/s  p50 {:?}  p99 {:?}  server cpu/call {:?}  client cpu/call {:?}  ({} calls)",
+                            m.throughput(),
+                            m.p50(),
+                            m.p99(),
+                            m.server_cpu_per_call().unwrap_or_default(),
+                            m.client_cpu_per_call().unwrap_or_default(),
+                            m.requests
+                        ),
+                        Err(e) => eprintln!(
+                            "{pair:>11} {size:>5} B x{inflight:<3} round {round}: error: {e:#}"
+                        ),
+                    }
+                    row.push(pair, result);
+                }
+            }
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// The server of a Triple cell, running on the server runtime.
+enum TriServer {
+    Rubbo(triple::Server),
+    Tonic(grpc::Server),
+}
+
+/// One Triple cell: the pair's server started on the server runtime, its client
+/// connected and the load run on the client runtime, then both stopped.
+async fn cell_triple(
+    pair: Pair,
+    text: &str,
+    inflight: usize,
+    limits: Limits,
+    sides: &Sides,
+) -> anyhow::Result<Measured> {
+    let rubbo_server = pair == Pair::H2Rubbo;
+    let server = sides
+        .server
+        .spawn(async move {
+            anyhow::Ok(if rubbo_server {
+                TriServer::Rubbo(triple::serve().await.context("Rubbo Triple server")?)
+            } else {
+                TriServer::Tonic(grpc::serve().context("tonic server")?)
+            })
+        })
+        .await??;
+    let addr: std::net::SocketAddr = match &server {
+        TriServer::Rubbo(s) => ([127, 0, 0, 1], s.port).into(),
+        TriServer::Tonic(s) => s.addr,
+    };
+    let text = text.to_owned();
+    let result = sides
+        .client
+        .spawn(async move {
+            match pair {
+                Pair::H2Rubbo | Pair::H2Tonic => {
+                    let client = h2::Client::connect(addr, &text).await?;
+                    warm_check(&client).await?;
+                    load::run(&client, inflight, limits).await
+                }
+                Pair::RubboTonic => {
+                    let client = triple::Client::connect(addr.port(), text).await?;
+                    let result = async {
+                        warm_check(&client).await?;
+                        load::run(&client, inflight, limits).await
+                    }
+                    .await;
+                    client.close().await;
+                    result
+                }
+                Pair::TonicTonic => {
+                    let client = grpc::Client::connect(addr, text).await?;
+                    warm_check(&client).await?;
+                    load::run(&client, inflight, limits).await
+                }
+            }
+        })
+        .await
+        .context("the client task panicked")
+        .and_then(|r| r);
+    let _ = sides
+        .server
+        .spawn(async move {
+            match server {
+                TriServer::Rubbo(s) => s.stop().await,
+                TriServer::Tonic(s) => drop(s),
+            }
+        })
+        .await;
+    result
 }
 
 async fn run_all(config: &Config) -> anyhow::Result<Vec<Row>> {

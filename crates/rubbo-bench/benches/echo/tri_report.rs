@@ -1,0 +1,304 @@
+//! The Triple cells: which client calls which server, and their two tables
+//! (servers under one client, clients against one server) with the goals.
+
+use std::fmt::Write;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::Config;
+use crate::load::Measured;
+
+/// One Triple pairing: a client calling a server, on their own runtimes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pair {
+    /// The plain HTTP/2 client calling Rubbo's Triple server.
+    H2Rubbo,
+    /// The plain HTTP/2 client calling tonic's server.
+    H2Tonic,
+    /// Rubbo's Triple client calling tonic's server.
+    RubboTonic,
+    /// tonic's client calling tonic's server.
+    TonicTonic,
+}
+
+const PAIRS: [Pair; 4] = [
+    Pair::H2Rubbo,
+    Pair::H2Tonic,
+    Pair::RubboTonic,
+    Pair::TonicTonic,
+];
+
+impl Pair {
+    fn name(self) -> &'static str {
+        match self {
+            Pair::H2Rubbo => "h2-rubbo",
+            Pair::H2Tonic => "h2-tonic",
+            Pair::RubboTonic => "rubbo-tonic",
+            Pair::TonicTonic => "tonic-tonic",
+        }
+    }
+
+    fn index(self) -> usize {
+        PAIRS.iter().position(|p| *p == self).unwrap_or(0)
+    }
+}
+
+impl FromStr for Pair {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        PAIRS.into_iter().find(|p| p.name() == s).ok_or_else(|| {
+            let known: Vec<&str> = PAIRS.iter().map(|p| p.name()).collect();
+            format!("unknown Triple pair {s:?}; known: {}", known.join(", "))
+        })
+    }
+}
+
+impl std::fmt::Display for Pair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// Every round of every pair at one payload size and in-flight level.
+#[derive(Debug)]
+pub(crate) struct TriRow {
+    size: usize,
+    inflight: usize,
+    /// Per pair, each round's result (rounds in order, `None` for a failed round).
+    rounds: [Vec<Option<Measured>>; 4],
+    errors: Vec<String>,
+}
+
+/// Which side's CPU a table reports.
+#[derive(Clone, Copy)]
+enum Side {
+    Server,
+    Client,
+}
+
+fn side_cpu(m: &Measured, side: Side) -> Option<Duration> {
+    match side {
+        Side::Server => m.server_cpu_per_call(),
+        Side::Client => m.client_cpu_per_call(),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+impl TriRow {
+    pub(crate) fn new(size: usize, inflight: usize) -> Self {
+        TriRow {
+            size,
+            inflight,
+            rounds: Default::default(),
+            errors: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, pair: Pair, result: anyhow::Result<Measured>) {
+        let slot = &mut self.rounds[pair.index()];
+        match result {
+            Ok(m) => slot.push(Some(m)),
+            Err(e) => {
+                self.errors.push(format!(
+                    "- {pair} {} x{} round {}: {e:#}",
+                    size(self.size),
+                    self.inflight,
+                    slot.len() + 1
+                ));
+                slot.push(None);
+            }
+        }
+    }
+
+    fn of(&self, pair: Pair) -> impl Iterator<Item = &Measured> {
+        self.rounds[pair.index()].iter().flatten()
+    }
+
+    /// The median over rounds of `f` for `pair`.
+    fn median(&self, pair: Pair, f: impl Fn(&Measured) -> Option<f64>) -> Option<f64> {
+        median(self.of(pair).filter_map(f).collect())
+    }
+
+    /// Per round, `f` of `a` over `f` of `b` (the two ran back to back): the median
+    /// and the range.
+    fn ratios(
+        &self,
+        a: Pair,
+        b: Pair,
+        f: impl Fn(&Measured) -> Option<f64>,
+    ) -> Option<(f64, f64, f64)> {
+        let per_round: Vec<f64> = self.rounds[a.index()]
+            .iter()
+            .zip(&self.rounds[b.index()])
+            .filter_map(|(x, y)| Some(f(x.as_ref()?)? / f(y.as_ref()?)?))
+            .filter(|r| r.is_finite())
+            .collect();
+        let lo = per_round.iter().copied().reduce(f64::min)?;
+        let hi = per_round.iter().copied().reduce(f64::max)?;
+        Some((median(per_round)?, lo, hi))
+    }
+
+    fn cells(&self, pair: Pair, side: Side) -> [String; 4] {
+        if self.of(pair).next().is_none() {
+            let first = if self.rounds[pair.index()].is_empty() {
+                "-"
+            } else {
+                "error"
+            };
+            return [first.into(), "-".into(), "-".into(), "-".into()];
+        }
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        [
+            self.median(pair, |m| Some(m.throughput()))
+                .map_or_else(|| "-".into(), rate),
+            self.median(pair, |m| Some(us(m.p50())))
+                .map_or_else(|| "-".into(), |v| format!("{v:.1}")),
+            self.median(pair, |m| Some(us(m.p99())))
+                .map_or_else(|| "-".into(), |v| format!("{v:.1}")),
+            self.median(pair, |m| side_cpu(m, side).map(us))
+                .map_or_else(|| "-".into(), |v| format!("{v:.2}")),
+        ]
+    }
+}
+
+fn rate(r: f64) -> String {
+    if r >= 1e6 {
+        format!("{:.2} M", r / 1e6)
+    } else {
+        format!("{:.1} k", r / 1e3)
+    }
+}
+
+fn size(bytes: usize) -> String {
+    if bytes >= 1024 && bytes % 1024 == 0 {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+fn ratio(r: Option<(f64, f64, f64)>) -> String {
+    r.map_or_else(
+        || "-".into(),
+        |(m, lo, hi)| format!("{m:.2}x ({lo:.2}-{hi:.2})"),
+    )
+}
+
+fn throughput(m: &Measured) -> Option<f64> {
+    Some(m.throughput())
+}
+
+/// Renders the two Triple tables and the goals (reported, not asserted).
+pub(crate) fn render(rows: &[TriRow], config: &Config) -> String {
+    let mut out = String::new();
+    if rows.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\nTriple unary echo over one HTTP/2 connection on 127.0.0.1; server and client on \
+         their own tokio runtimes ({} and {} worker threads: `{}*` and `{}*`); {:.1} s \
+         measured per cell after {:.1} s warm-up, {} round(s), the pairs taking turns; \
+         figures are medians over rounds, ratios the median of each round's ratio (the \
+         two ran back to back) with their range; latency p50/p99 and CPU time per call \
+         in µs.\n",
+        config.server_threads,
+        config.client_threads,
+        crate::cpu::SERVER_THREADS,
+        crate::cpu::CLIENT_THREADS,
+        config.limits.measure.as_secs_f64(),
+        config.limits.warmup.as_secs_f64(),
+        config.rounds,
+    );
+    let tables = [
+        (
+            "Servers, both called by the same plain HTTP/2 client (`h2`): Rubbo's Triple \
+             server (IDL echo generated by rubbo-build, through the bootstrap) and tonic's; \
+             CPU is the server runtime's.",
+            Pair::H2Rubbo,
+            Pair::H2Tonic,
+            Side::Server,
+            "server",
+        ),
+        (
+            "Clients, both calling tonic's server: Rubbo's Triple client (generated, \
+             through the bootstrap's `refer_url`) and tonic's; CPU is the client runtime's.",
+            Pair::RubboTonic,
+            Pair::TonicTonic,
+            Side::Client,
+            "client",
+        ),
+    ];
+    let mut goals = String::new();
+    for (title, rubbo, tonic, side, what) in tables {
+        if !rows
+            .iter()
+            .any(|r| r.of(rubbo).next().is_some() || r.of(tonic).next().is_some())
+        {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{title}\n\n| payload | in flight | {rubbo} req/s | p50 | p99 | {what} CPU/call \
+             | {tonic} req/s | p50 | p99 | {what} CPU/call | rubbo/tonic req/s | \
+             rubbo/tonic {what} CPU/call |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for row in rows {
+            let mut line = format!("| {} | {} |", size(row.size), row.inflight);
+            for pair in [rubbo, tonic] {
+                for c in row.cells(pair, side) {
+                    let _ = write!(line, " {c} |");
+                }
+            }
+            let cpu = |m: &Measured| side_cpu(m, side).map(|d| d.as_secs_f64());
+            let rps = row.ratios(rubbo, tonic, throughput);
+            let cpu_ratio = row.ratios(rubbo, tonic, cpu);
+            let _ = writeln!(line, " {} | {} |", ratio(rps), ratio(cpu_ratio));
+            if row.inflight == 256 {
+                let at = format!("{} x256, {what}s", size(row.size));
+                let verdict = |met: bool| if met { "met" } else { "MISSED" };
+                if let Some((r, ..)) = rps {
+                    let _ = writeln!(
+                        goals,
+                        "- {at}: rubbo >= 1.5x tonic req/s: {r:.2}x ({})",
+                        verdict(r >= 1.5)
+                    );
+                }
+                if let Some((r, ..)) = cpu_ratio {
+                    let _ = writeln!(
+                        goals,
+                        "- {at}: rubbo <= 0.7x tonic CPU/call: {r:.2}x ({})",
+                        verdict(r <= 0.7)
+                    );
+                }
+            }
+            out.push_str(&line);
+        }
+        out.push('\n');
+    }
+    if !goals.is_empty() {
+        let _ = writeln!(out, "Triple goals (reported, not asserted):\n\n{goals}");
+    }
+    let errors: Vec<&String> = rows.iter().flat_map(|r| &r.errors).collect();
+    if !errors.is_empty() {
+        let _ = writeln!(out, "Triple errors:\n");
+        for e in errors {
+            let _ = writeln!(out, "{e}");
+        }
+    }
+    out
+}
