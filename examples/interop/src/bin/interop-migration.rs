@@ -8,6 +8,9 @@
 //! APPLICATION_FIRST (proportion 50) -> FORCE_INTERFACE (force) and deletes the rule,
 //! while 32 calls are in flight; no call may fail.
 //!
+//! With `--spread a,b,c,d` it checks a mixed fleet instead: calls on the default step
+//! reach every one of those providers of one application.
+//!
 //! Run with: `interop-migration --registry zookeeper://127.0.0.1:2181 --rule-writer
 //! interop/java/run-java.sh --iface 127.0.0.1:20880 --instance 127.0.0.1:20881`;
 //! prints `PASS name` / `FAIL name: detail` and `N passed, N failed` (exit 1 on any
@@ -44,8 +47,54 @@ struct Args {
     #[arg(long)]
     iface: String,
     /// The provider registered as an application instance only (host:port).
-    #[arg(long)]
+    #[arg(long, default_value = "")]
     instance: String,
+    /// Mixed-fleet mode instead: on the default step, calls must reach every one of
+    /// these providers (host:port, comma-separated) of one application.
+    #[arg(long, value_delimiter = ',')]
+    spread: Vec<String>,
+}
+
+/// Mixed fleet: whoami over the default step reaches every provider of `--spread`.
+async fn spread(args: &Args, rubbo: &Rubbo, report: &mut Report) -> Result<()> {
+    let client = InteropServiceClient::new(
+        rubbo
+            .refer(&InteropServiceClient::SERVICE)
+            .await
+            .context("refer")?,
+    );
+    let want: std::collections::BTreeSet<String> = args.spread.iter().cloned().collect();
+    let mut got = std::collections::BTreeSet::new();
+    let mut failed = 0usize;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while got != want && Instant::now() < deadline {
+        for _ in 0..50 {
+            match client.whoami().await {
+                Ok(w) => {
+                    got.insert(
+                        w.unwrap_or_default()
+                            .rsplit('@')
+                            .next()
+                            .unwrap_or("")
+                            .to_owned(),
+                    );
+                }
+                Err(_) => failed += 1,
+            }
+        }
+        if got != want {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    report.record(
+        "mixed-fleet-calls-reach-every-provider",
+        if got == want && failed == 0 {
+            Ok(())
+        } else {
+            Err(format!("reached {got:?} of {want:?}, {failed} failed"))
+        },
+    );
+    Ok(())
 }
 
 /// Writes (`Some(content)`) or deletes the rule through Java's `RuleWriter` (bounded).
@@ -267,12 +316,14 @@ async fn main() -> Result<ExitCode> {
         passed: 0,
         failed: 0,
     };
-    match tokio::time::timeout(
-        Duration::from_secs(400),
-        run(&args, &rubbo, &zk, &mut report),
-    )
-    .await
-    {
+    let work = async {
+        if args.spread.is_empty() {
+            run(&args, &rubbo, &zk, &mut report).await
+        } else {
+            spread(&args, &rubbo, &mut report).await
+        }
+    };
+    match tokio::time::timeout(Duration::from_secs(400), work).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => report.record("setup", Err(format!("{e:#}"))),
         Err(_) => report.record("deadline", Err("the run did not finish in 400 s".into())),
