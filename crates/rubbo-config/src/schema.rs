@@ -69,11 +69,13 @@ const APPLICATION: &[&str] = &[
 ];
 
 /// `dubbo.application` attributes whose names hold a dot: the consumer's migration
-/// step (`service-discovery.migration`, or `migration.step`) and threshold.
+/// step (`service-discovery.migration`, or `migration.step`), threshold, and the
+/// wait before the local migration rule file applies.
 const APPLICATION_DOTTED: &[&str] = &[
     "service-discovery.migration",
     "migration.step",
     "migration.threshold",
+    "migration.delay",
 ];
 
 const REGISTRY: &[&str] = &[
@@ -345,7 +347,14 @@ pub(crate) fn attributes(kind: Kind) -> Vec<&'static str> {
 /// Sections Java knows that the application reads itself from the tree
 /// ([`Config::get`](crate::Config::get)), so they are neither typed here nor warned
 /// about: `dubbo.metrics.*` and `dubbo.tracing.*`, read by the bootstrap.
-pub(crate) const OWNED_ELSEWHERE: &[&str] = &["dubbo.metrics.", "dubbo.tracing."];
+pub(crate) const OWNED_ELSEWHERE: &[&str] = &[
+    "dubbo.metrics.",
+    "dubbo.tracing.",
+    // Java's local migration rule file (`dubbo.migration.file`,
+    // `dubbo.migration-file.enable`), read by the consumer.
+    "dubbo.migration.",
+    "dubbo.migration-file.",
+];
 
 /// The single sections (no id), with their key prefixes: the environment is
 /// consulted for each of their attributes.

@@ -369,10 +369,12 @@ impl RubboBuilder {
         protocols.add_wrapper(move |p| Arc::new(FilteredProtocol::new(p, fs.clone())));
         let protocols = Arc::new(protocols);
         let cluster = ClusterContext::default();
+        let config_center = config_center.for_application(&self.application);
         let registry_protocol =
             RegistryProtocol::new(protocols.clone(), factories, cluster.clone())
-                .with_config_center(config_center.for_application(&self.application));
-        let app_discovery = app_discovery::AppDiscovery::new(self.app_discovery, &sessions)?;
+                .with_config_center(config_center.clone());
+        let app_discovery =
+            app_discovery::AppDiscovery::new(self.app_discovery, &sessions, config_center)?;
         let rubbo = Rubbo {
             inner: Arc::new(Inner {
                 application: self.application,

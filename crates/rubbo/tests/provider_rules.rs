@@ -202,10 +202,12 @@ async fn a_disabled_provider_is_dropped_by_consumers_with_no_failed_call() {
     let admin = admin(&server).await;
 
     // The consumer reads no rule itself (its registry is not its config center): only
-    // the provider's new registration can make it drop p0.
+    // the provider's new interface-level registration can make it drop p0, so it reads
+    // the interface level only (the instances, and their metadata, do not carry it).
     let c = Rubbo::builder()
         .application("pgov-consumer")
         .registry(format!("{reg}?use-as-config-center=false"))
+        .migration("FORCE_INTERFACE")
         .param("retries", "0")
         .param("timeout", "3000")
         .build()

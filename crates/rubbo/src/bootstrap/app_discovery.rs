@@ -38,6 +38,8 @@ pub(super) struct Settings {
     /// The consumer's migration step and threshold, when set.
     migration: Option<String>,
     threshold: Option<String>,
+    /// The local migration rule file.
+    local_rule: migration::listener::LocalRule,
 }
 
 /// One application-level registry: its discovery and its mapping (the same object
@@ -63,13 +65,15 @@ impl RubboBuilder {
         self
     }
 
-    /// How references find providers (Java's
+    /// How references find providers (Java's `dubbo.application.migration.step`, or
     /// `dubbo.application.service-discovery.migration`): `FORCE_INTERFACE` (the
-    /// interface-level nodes; Rubbo's default for now), `APPLICATION_FIRST`
-    /// (application level when its addresses cover the interface level's by
-    /// `migration.threshold`, default 1.0) or `FORCE_APPLICATION` (the application
-    /// instances and their MetadataService only). A reference's `migration.step`
-    /// parameter wins.
+    /// interface-level nodes), `APPLICATION_FIRST` (the default, as Java's: both, each
+    /// call taking the application level while its address count is at least
+    /// `migration.threshold` times the interface level's, default 0.0) or
+    /// `FORCE_APPLICATION` (the application instances and their MetadataService
+    /// only). A reference's `migration.step` parameter wins, and the dynamic rule
+    /// (`{app}.migration` in group `DUBBO_SERVICEDISCOVERY_MIGRATION` of the config
+    /// center) wins over both and moves references at run time.
     pub fn migration(mut self, step: impl Into<String>) -> Self {
         self.app_discovery.migration = Some(step.into());
         self
@@ -93,8 +97,10 @@ impl RubboBuilder {
     }
 }
 
-/// Reads `register-mode` and `metadata-type` of `dubbo.application`.
-pub(super) fn apply_config(settings: &mut Settings, app: &rubbo_config::ApplicationConfig) {
+/// Reads `register-mode`, `metadata-type` and the migration settings of
+/// `dubbo.application`, and Java's local migration rule keys.
+pub(super) fn apply_config(settings: &mut Settings, config: &rubbo_config::Config) {
+    let app = config.application();
     if let Some(m) = app.attributes.get(keys::REGISTER_MODE_KEY) {
         settings.register_mode = Some(m.clone());
     }
@@ -111,6 +117,19 @@ pub(super) fn apply_config(settings: &mut Settings, app: &rubbo_config::Applicat
     }
     if let Some(t) = app.attributes.get(migration::MIGRATION_THRESHOLD_KEY) {
         settings.threshold = Some(t.clone());
+    }
+    let local = &mut settings.local_rule;
+    if let Some(v) = config.get(migration::MIGRATION_FILE_ENABLE_KEY) {
+        local.enabled = v.trim().eq_ignore_ascii_case("true");
+    }
+    if let Some(v) = config.get(migration::MIGRATION_FILE_KEY) {
+        local.path = Some(v.trim().to_owned());
+    }
+    if let Some(v) = app.attributes.get(migration::LOCAL_RULE_DELAY_KEY) {
+        match v.trim().parse::<u64>() {
+            Ok(ms) => local.delay_ms = Some(ms),
+            Err(_) => warn!(value = %v, "invalid dubbo.application.migration.delay ignored"),
+        }
     }
 }
 
@@ -131,9 +150,15 @@ pub(super) struct AppDiscovery {
     served: Arc<Mutex<Served>>,
     state: tokio::sync::Mutex<State>,
     migration: Option<String>,
-    threshold: Option<String>,
+    /// The application's threshold (Java's default 0.0).
+    threshold: f32,
+    local_rule: migration::listener::LocalRule,
     /// The application-level registry of references, made at the first one.
     consumer: tokio::sync::OnceCell<Arc<consumer::ServiceDiscoveryRegistry>>,
+    /// Where the dynamic migration rule is read.
+    config_center: crate::config_center::ConfigCenter,
+    /// The dynamic migration rule, listened to from the first reference on.
+    rules: tokio::sync::OnceCell<Arc<migration::listener::RuleListener>>,
 }
 
 #[derive(Debug, Default)]
@@ -151,7 +176,11 @@ struct State {
 
 impl AppDiscovery {
     /// From the builder's settings; an unknown mode is an error.
-    pub(super) fn new(settings: Settings, sessions: &Sessions) -> Result<Self, RpcError> {
+    pub(super) fn new(
+        settings: Settings,
+        sessions: &Sessions,
+        config_center: crate::config_center::ConfigCenter,
+    ) -> Result<Self, RpcError> {
         let mode = match settings
             .register_mode
             .as_deref()
@@ -177,12 +206,24 @@ impl AppDiscovery {
         if let Some(step) = &settings.migration {
             migration::Step::parse(step)?;
         }
+        let threshold = match settings.threshold.as_deref().map(str::trim) {
+            None | Some("") => 0.0,
+            Some(t) => t.parse::<f32>().map_err(|_| {
+                config_err(format!(
+                    "dubbo.application.{}={t}: not a number",
+                    migration::MIGRATION_THRESHOLD_KEY
+                ))
+            })?,
+        };
         Ok(AppDiscovery {
             mode,
             remote,
             migration: settings.migration.clone(),
-            threshold: settings.threshold.clone(),
+            threshold,
+            local_rule: settings.local_rule.clone(),
             consumer: tokio::sync::OnceCell::new(),
+            config_center,
+            rules: tokio::sync::OnceCell::new(),
             sessions: sessions.clone(),
             served: Arc::default(),
             state: tokio::sync::Mutex::new(State {
@@ -420,6 +461,9 @@ impl AppDiscovery {
     pub(super) async fn shutdown(&self) {
         let mut st = self.state.lock().await;
         st.closed = true;
+        if let Some(r) = self.rules.get() {
+            r.close();
+        }
         if let Some(r) = self.consumer.get() {
             rubbo_registry::Registry::destroy(r.as_ref()).await;
         }
@@ -514,26 +558,57 @@ async fn connect_backends(_: &Rubbo, _: &Sessions) -> Result<Vec<Backend>, RpcEr
 }
 
 impl AppDiscovery {
-    /// The migration step of a reference with `params`: its `migration.step`, else
-    /// the application's, else `FORCE_INTERFACE`.
-    fn step_of(&self, params: &[(String, String)]) -> Result<migration::Step, RpcError> {
-        let given = params
-            .iter()
-            .find(|(k, _)| k == migration::MIGRATION_STEP_KEY)
-            .map(|(_, v)| v.as_str())
-            .or(self.migration.as_deref());
-        given.map_or(Ok(migration::Step::ForceInterface), migration::Step::parse)
+    /// What the migration rule is read for, for a reference with `params`.
+    fn target_of(&self, params: &[(String, String)]) -> migration::rule::Target {
+        let get = |key: &str| {
+            params
+                .iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.trim())
+                .filter(|v| !v.is_empty())
+        };
+        let interface = get(keys::INTERFACE_KEY).unwrap_or_default();
+        let display_key = match get(keys::VERSION_KEY) {
+            Some(v) => format!("{interface}:{v}"),
+            None => interface.to_owned(),
+        };
+        migration::rule::Target {
+            display_key,
+            params: params.to_vec(),
+            global_step: self.migration.clone(),
+            provider_apps: Vec::new(),
+        }
     }
 
-    fn threshold_of(&self, params: &[(String, String)]) -> f64 {
-        params
-            .iter()
-            .find(|(k, _)| k == migration::MIGRATION_THRESHOLD_KEY)
-            .map(|(_, v)| v.as_str())
-            .or(self.threshold.as_deref())
-            .and_then(|t| t.trim().parse::<f64>().ok())
-            .filter(|t| *t >= 0.0)
-            .unwrap_or(1.0)
+    /// The initial migration step of a reference with `params` (no rule): its
+    /// `migration.step`, else the application's, else `APPLICATION_FIRST`.
+    #[cfg(test)]
+    fn step_of(&self, params: &[(String, String)]) -> Result<migration::Step, RpcError> {
+        migration::rule::MigrationRule::default().step(&self.target_of(params))
+    }
+
+    /// The dynamic migration rule, listened to from the first reference on. An
+    /// unreachable config center with `check=true` fails the reference (as its
+    /// governance rules would), and the next one tries again.
+    async fn rules(
+        &self,
+        rubbo: &Rubbo,
+    ) -> Result<Arc<migration::listener::RuleListener>, RpcError> {
+        self.rules
+            .get_or_try_init(|| async {
+                let cc = self.config_center.get().await?;
+                Ok::<_, RpcError>(
+                    migration::listener::RuleListener::start(
+                        rubbo.application(),
+                        cc,
+                        &self.local_rule,
+                    )
+                    .await,
+                )
+            })
+            .await
+            .cloned()
     }
 
     /// The application-level registry of this application's references.
@@ -575,64 +650,58 @@ impl AppDiscovery {
             .cloned()
     }
 
-    /// A reference with `params` (`query`, encoded for `refer=`) by its migration
-    /// step: interface level, application level, or both (`APPLICATION_FIRST`).
+    /// A reference with `params` (`query`, encoded for `refer=`): a
+    /// [`MigrationInvoker`](migration::invoker::MigrationInvoker) at the step the
+    /// rule (else the reference, else the application) gives, moved by every later
+    /// rule.
     pub(super) async fn refer(
         &self,
         rubbo: &Rubbo,
         params: &[(String, String)],
     ) -> Result<rubbo_common::BoxInvoker, RpcError> {
-        let step = self.step_of(params)?;
+        let target = self.target_of(params);
         let check = !params
             .iter()
             .any(|(k, v)| k == keys::CHECK_KEY && v.trim().eq_ignore_ascii_case("false"));
-        let query = |check_off: bool| {
-            let mut q: Vec<String> = params
-                .iter()
-                .filter(|(k, _)| !(check_off && k == keys::CHECK_KEY))
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            if check_off {
-                q.push(format!("{}=false", keys::CHECK_KEY));
-            }
-            q.join("&")
+        let url = Url::parse(&format!(
+            "consumer://{}/{}",
+            rubbo.inner.host,
+            target.display_key.split(':').next().unwrap_or_default()
+        ))
+        .map_err(|e| config_err(e.to_string()))?
+        .with_params(params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let maker = ReferMaker {
+            rubbo: Arc::downgrade(&rubbo.inner),
+            params: params.to_vec(),
         };
-        match step {
-            migration::Step::ForceInterface => {
-                Ok(rubbo.refer_interface_level(&query(false)).await?.0)
-            }
-            migration::Step::ForceApplication => Ok(self
-                .refer_application_level(rubbo, &query(false))
-                .await?
-                .invoker),
-            migration::Step::ApplicationFirst => {
-                let application = self.refer_application_level(rubbo, &query(true)).await?;
-                let (invoker, directories) = rubbo.refer_interface_level(&query(true)).await?;
-                let interface = migration::Side {
-                    invoker,
-                    directories,
-                };
-                let m = migration::MigrationInvoker::new(
-                    interface,
-                    application,
-                    self.threshold_of(params),
-                );
-                if check && !rubbo_common::Invoker::is_available(&m) {
-                    rubbo_common::Invoker::destroy(&m);
-                    return Err(RpcError::no_provider(
-                        "no provider available at interface or application level (check=true; set check=false to start without one)",
-                    ));
-                }
-                Ok(Arc::new(m))
+        let invoker = Arc::new(migration::invoker::MigrationInvoker::new(
+            url,
+            Box::new(maker),
+            target,
+            self.threshold,
+        ));
+        let rules = self.rules(rubbo).await?;
+        let (rule, generation) = rules.rule();
+        if let Err(e) = invoker.migrate(&rule, Some(check)).await {
+            rubbo_common::Invoker::destroy(invoker.as_ref());
+            return Err(e);
+        }
+        rules.add(&invoker);
+        // A rule that came while the reference was made applies now.
+        let (rule, now) = rules.rule();
+        if now != generation {
+            if let Err(e) = invoker.migrate(&rule, None).await {
+                warn!(key = rules.key(), error = %e, "migration failed; the previous step stays");
             }
         }
+        Ok(invoker)
     }
 
     async fn refer_application_level(
         &self,
         rubbo: &Rubbo,
         query: &str,
-    ) -> Result<migration::Side, RpcError> {
+    ) -> Result<migration::invoker::Side, RpcError> {
         let registry = self.consumer_registry(rubbo).await?;
         let url = rubbo_registry::Registry::url(registry.as_ref())
             .clone()
@@ -642,9 +711,105 @@ impl AppDiscovery {
             .registry_protocol
             .refer_via(url, Some(registry as rubbo_registry::SharedRegistry))
             .await?;
-        Ok(migration::Side {
-            invoker,
-            directories: vec![directory],
+        Ok(migration::invoker::Side::new(invoker, vec![directory]))
+    }
+}
+
+/// Makes the interface-level and application-level sides of one reference.
+#[derive(Debug)]
+struct ReferMaker {
+    /// Weak: the application holds its references.
+    rubbo: std::sync::Weak<super::Inner>,
+    params: Vec<(String, String)>,
+}
+
+impl ReferMaker {
+    fn rubbo(&self) -> Result<Rubbo, RpcError> {
+        self.rubbo
+            .upgrade()
+            .map(|inner| Rubbo { inner })
+            .ok_or_else(|| config_err("the application was shut down"))
+    }
+
+    /// The `refer=` query; without `check`, with `check=false`.
+    fn query(&self, check: bool) -> String {
+        let mut q: Vec<String> = self
+            .params
+            .iter()
+            .filter(|(k, _)| check || k != keys::CHECK_KEY)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if !check {
+            q.push(format!("{}=false", keys::CHECK_KEY));
+        }
+        q.join("&")
+    }
+}
+
+impl migration::invoker::SideMaker for ReferMaker {
+    fn make(
+        &self,
+        level: migration::invoker::Level,
+        check: bool,
+    ) -> rubbo_common::BoxFuture<'_, Result<migration::invoker::Side, RpcError>> {
+        Box::pin(async move {
+            let rubbo = self.rubbo()?;
+            let query = self.query(check);
+            match level {
+                migration::invoker::Level::Interface => {
+                    let (invoker, directories) = rubbo.refer_interface_level(&query).await?;
+                    Ok(migration::invoker::Side::new(invoker, directories))
+                }
+                migration::invoker::Level::Application => {
+                    rubbo
+                        .inner
+                        .app_discovery
+                        .refer_application_level(&rubbo, &query)
+                        .await
+                }
+            }
+        })
+    }
+
+    fn provider_apps(&self) -> rubbo_common::BoxFuture<'_, Vec<String>> {
+        Box::pin(async move {
+            let given = self
+                .params
+                .iter()
+                .rev()
+                .find(|(k, _)| k == consumer::PROVIDED_BY_KEY)
+                .map(|(_, v)| rubbo_metadata::parse_mapping(v))
+                .filter(|a| !a.is_empty());
+            if let Some(apps) = given {
+                return apps;
+            }
+            let Ok(rubbo) = self.rubbo() else {
+                return Vec::new();
+            };
+            let Some(interface) = self
+                .params
+                .iter()
+                .find(|(k, _)| k == keys::INTERFACE_KEY)
+                .map(|(_, v)| v.clone())
+            else {
+                return Vec::new();
+            };
+            let backends = {
+                let d = &rubbo.inner.app_discovery;
+                let mut st = d.state.lock().await;
+                d.backends_of(&rubbo, &mut st).await.unwrap_or_default()
+            };
+            let mut apps = Vec::new();
+            for b in backends {
+                if let Ok(list) = b.mapping.get(&interface).await {
+                    for a in list {
+                        if !apps.contains(&a) {
+                            apps.push(a);
+                        }
+                    }
+                }
+            }
+            apps
         })
     }
 }

@@ -93,7 +93,7 @@ impl RubboBuilder {
             self.application = name.clone();
         }
         self.qos.apply(config.application());
-        app_discovery::apply_config(&mut self.app_discovery, config.application());
+        app_discovery::apply_config(&mut self.app_discovery, config);
         self.observe.apply(config);
         for r in config.registries() {
             for url in r.urls() {

@@ -360,39 +360,21 @@ fn placeholder(url: &Url) -> rubbo_common::BoxInvoker {
 }
 
 #[test]
-fn application_first_follows_the_threshold_as_java_compares_addresses() {
-    use super::migration::{MigrationInvoker, Side};
-    let url = consumer("");
-    let side = |n: usize| {
-        let d = Arc::new(Counted(Mutex::new(n), url.clone()));
-        (
-            Side {
-                invoker: placeholder(&url),
-                directories: vec![d.clone() as Arc<dyn rubbo_cluster::Directory>],
-            },
-            d,
-        )
-    };
-    let (iface, old) = side(4);
-    let (app, new) = side(0);
-    let m = MigrationInvoker::new(iface, app, 1.0);
+fn the_comparator_follows_javas_default_migration_address_comparator() {
+    use super::migration::invoker::should_migrate;
     assert!(
-        !m.prefers_application(),
+        !should_migrate(0, 4, 0.0),
         "no instance address: interface level"
     );
-    *new.0.lock() = 3;
-    assert!(!m.prefers_application(), "3 of 4 is below threshold 1.0");
-    *new.0.lock() = 4;
-    assert!(m.prefers_application(), "4 of 4 covers it");
-    *old.0.lock() = 0;
-    *new.0.lock() = 1;
+    assert!(!should_migrate(0, 0, 0.0));
     assert!(
-        m.prefers_application(),
+        should_migrate(1, 0, 5.0),
         "no interface address: application level"
     );
-    let (iface, _) = side(10);
-    let (app, _) = side(5);
-    assert!(MigrationInvoker::new(iface, app, 0.5).prefers_application());
+    assert!(should_migrate(1, 4, 0.0), "Java's default threshold 0.0");
+    assert!(!should_migrate(3, 4, 1.0), "3 of 4 is below threshold 1.0");
+    assert!(should_migrate(4, 4, 1.0), "4 of 4 covers it");
+    assert!(should_migrate(5, 10, 0.5));
 }
 
 #[test]
@@ -417,7 +399,263 @@ fn the_step_comes_from_javas_property_and_a_reference_parameter_wins() {
     let app = crate::Rubbo::builder().application("x").build().unwrap();
     assert_eq!(
         app.inner.app_discovery.step_of(&[]).unwrap(),
-        Step::ForceInterface,
-        "Rubbo's default for now"
+        Step::ApplicationFirst,
+        "Java's default"
     );
+}
+
+/// Answers every call, counting them by level.
+#[derive(Debug)]
+struct Answer(Url, Arc<AtomicUsize>);
+
+impl rubbo_common::Invoker for Answer {
+    fn invoke(&self, _: rubbo_common::Invocation) -> rubbo_common::InvokeFuture {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(rubbo_common::RpcResult::null()) })
+    }
+    fn url(&self) -> &Url {
+        &self.0
+    }
+}
+
+/// Sides over directories whose sizes a test sets.
+#[derive(Debug)]
+struct FakeMaker {
+    interface: Arc<Counted>,
+    application: Arc<Counted>,
+    hits: [Arc<AtomicUsize>; 2],
+    made: Arc<Mutex<Vec<Level>>>,
+}
+
+use super::migration::invoker::{Level, MigrationInvoker, Side, SideMaker};
+use super::migration::rule::{MigrationRule, Target};
+
+impl SideMaker for FakeMaker {
+    fn make(&self, level: Level, _check: bool) -> BoxFuture<'_, Result<Side, RpcError>> {
+        self.made.lock().push(level);
+        let (d, hits) = match level {
+            Level::Interface => (self.interface.clone(), self.hits[0].clone()),
+            Level::Application => (self.application.clone(), self.hits[1].clone()),
+        };
+        let invoker: rubbo_common::BoxInvoker = Arc::new(Answer(d.1.clone(), hits));
+        Box::pin(async move {
+            Ok(Side::new(
+                invoker,
+                vec![d as Arc<dyn rubbo_cluster::Directory>],
+            ))
+        })
+    }
+    fn provider_apps(&self) -> BoxFuture<'_, Vec<String>> {
+        Box::pin(async { vec!["p1".to_owned()] })
+    }
+}
+
+struct Moving {
+    invoker: MigrationInvoker,
+    interface: Arc<Counted>,
+    application: Arc<Counted>,
+    hits: [Arc<AtomicUsize>; 2],
+    made: Arc<Mutex<Vec<Level>>>,
+}
+
+fn moving(interface: usize, application: usize) -> Moving {
+    let url = consumer("");
+    let interface = Arc::new(Counted(Mutex::new(interface), url.clone()));
+    let application = Arc::new(Counted(Mutex::new(application), url.clone()));
+    let hits = [Arc::default(), Arc::default()];
+    let made = Arc::new(Mutex::new(Vec::new()));
+    let maker = FakeMaker {
+        interface: interface.clone(),
+        application: application.clone(),
+        hits: hits.clone(),
+        made: made.clone(),
+    };
+    let target = Target {
+        display_key: format!("{IFACE}:1.0.0"),
+        ..Target::default()
+    };
+    Moving {
+        invoker: MigrationInvoker::new(url, Box::new(maker), target, 0.0),
+        interface,
+        application,
+        hits,
+        made,
+    }
+}
+
+fn rule(yaml: &str) -> MigrationRule {
+    MigrationRule::parse(yaml).unwrap()
+}
+
+/// Which level `n` calls took: (interface, application).
+async fn calls(m: &Moving, n: usize) -> (usize, usize) {
+    let before = (
+        m.hits[0].load(Ordering::SeqCst),
+        m.hits[1].load(Ordering::SeqCst),
+    );
+    for _ in 0..n {
+        let inv = rubbo_common::Invocation::new(IFACE, "who");
+        rubbo_common::Invoker::invoke(&m.invoker, inv)
+            .await
+            .unwrap();
+    }
+    (
+        m.hits[0].load(Ordering::SeqCst) - before.0,
+        m.hits[1].load(Ordering::SeqCst) - before.1,
+    )
+}
+
+#[tokio::test]
+async fn steps_move_as_javas_migration_rule_handler_moves_them() {
+    let m = moving(2, 0);
+    // The initial rule: APPLICATION_FIRST, both sides, interface level while the
+    // application level has no address.
+    assert!(
+        m.invoker
+            .migrate(&MigrationRule::default(), Some(false))
+            .await
+            .unwrap()
+    );
+    assert_eq!(m.invoker.step(), Some(Step::ApplicationFirst));
+    assert_eq!(calls(&m, 4).await, (4, 0));
+    // One instance address among two interface-level ones: Java's threshold 0.0.
+    *m.application.0.lock() = 1;
+    assert_eq!(calls(&m, 4).await, (0, 4));
+    // The rule's threshold: 1 of 2 is below 1.0.
+    assert!(
+        m.invoker
+            .migrate(&rule("step: APPLICATION_FIRST\nthreshold: 1"), None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(calls(&m, 4).await, (4, 0));
+    // proportion: a share of the calls stays at interface level.
+    assert!(
+        m.invoker
+            .migrate(&rule("step: APPLICATION_FIRST\nproportion: 25"), None)
+            .await
+            .unwrap()
+    );
+    let (i, a) = calls(&m, 100).await;
+    assert_eq!((i, a), (75, 25));
+
+    // FORCE_APPLICATION that does not pass threshold 2: not taken, both sides kept.
+    assert!(
+        !m.invoker
+            .migrate(&rule("step: FORCE_APPLICATION\nthreshold: 2"), None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(m.invoker.step(), Some(Step::ApplicationFirst));
+    assert!(m.invoker.has(Level::Interface) && m.invoker.has(Level::Application));
+
+    // FORCE_INTERFACE: 2 of 1 passes; the application side goes.
+    assert!(
+        m.invoker
+            .migrate(&rule("step: FORCE_INTERFACE"), None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(m.invoker.step(), Some(Step::ForceInterface));
+    assert!(!m.invoker.has(Level::Application));
+    assert_eq!(calls(&m, 4).await, (4, 0));
+
+    // From FORCE_INTERFACE, a failing FORCE_APPLICATION drops the side it made.
+    let made = m.made.lock().len();
+    assert!(
+        !m.invoker
+            .migrate(&rule("step: FORCE_APPLICATION\nthreshold: 2"), None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(m.made.lock().len(), made + 1, "made, compared, dropped");
+    assert!(!m.invoker.has(Level::Application));
+    assert_eq!(m.invoker.step(), Some(Step::ForceInterface));
+    // With force it is taken; the interface side goes.
+    assert!(
+        m.invoker
+            .migrate(
+                &rule("step: FORCE_APPLICATION\nthreshold: 2\nforce: true"),
+                None
+            )
+            .await
+            .unwrap()
+    );
+    assert_eq!(m.invoker.step(), Some(Step::ForceApplication));
+    assert!(!m.invoker.has(Level::Interface));
+    assert_eq!(calls(&m, 4).await, (0, 4));
+
+    // An application sub-rule (by the mapped provider application) wins over the rule.
+    let r = rule(
+        "step: FORCE_APPLICATION\napplications:\n  - serviceKey: p1\n    step: FORCE_INTERFACE\n",
+    );
+    assert!(m.invoker.migrate(&r, None).await.unwrap());
+    assert_eq!(m.invoker.step(), Some(Step::ForceInterface));
+    // And an interface sub-rule over that.
+    let r = rule(&format!(
+        "applications:\n  - serviceKey: p1\n    step: FORCE_INTERFACE\ninterfaces:\n  - serviceKey: {IFACE}:1.0.0\n    step: APPLICATION_FIRST\n"
+    ));
+    assert!(m.invoker.migrate(&r, None).await.unwrap());
+    assert_eq!(m.invoker.step(), Some(Step::ApplicationFirst));
+    assert_eq!(calls(&m, 4).await, (0, 4));
+    rubbo_common::Invoker::destroy(&m.invoker);
+    let _ = &m.interface;
+}
+
+#[tokio::test]
+async fn a_bad_rule_is_refused_and_the_previous_one_stays() {
+    use super::migration::listener::{LocalRule, RuleListener};
+    let l = RuleListener::start("app", None, &LocalRule::default()).await;
+    assert_eq!(
+        *l.rule().0,
+        MigrationRule::default(),
+        "no rule: Java's INIT"
+    );
+    assert!(l.set_raw(Some("step: FORCE_APPLICATION\n".into())));
+    assert_eq!(l.rule().0.settings.step, Some(Step::ForceApplication));
+    let generation = l.rule().1;
+    assert!(l.set_raw(Some("step: [".into())));
+    assert!(l.set_raw(Some("step: force_interface".into())));
+    assert_eq!(l.rule().0.settings.step, Some(Step::ForceApplication));
+    assert_eq!(l.rule().1, generation, "nothing new to move to");
+    assert!(
+        !l.set_raw(Some("step: force_interface".into())),
+        "the same text again"
+    );
+    assert!(l.set_raw(None));
+    assert_eq!(*l.rule().0, MigrationRule::default(), "deleted: INIT again");
+    l.close();
+}
+
+#[tokio::test]
+async fn the_local_rule_file_applies_after_the_delay_when_enabled() {
+    use super::migration::listener::{LocalRule, RuleListener};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dubbo-migration.yaml");
+    std::fs::write(&path, "key: app\nstep: FORCE_INTERFACE\n").unwrap();
+    let path = path.to_string_lossy().into_owned();
+    // Not enabled (Java's default): not read.
+    let off = LocalRule {
+        enabled: false,
+        path: Some(path.clone()),
+        delay_ms: Some(0),
+    };
+    let l = RuleListener::start("app", None, &off).await;
+    let on = LocalRule {
+        enabled: true,
+        path: Some(path),
+        delay_ms: Some(20),
+    };
+    let l2 = RuleListener::start("app", None, &on).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while l2.rule().0.settings.step != Some(Step::ForceInterface) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the local rule never applied"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(l.rule().0.settings.step, None);
+    l.close();
+    l2.close();
 }
