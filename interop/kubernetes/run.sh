@@ -184,7 +184,17 @@ ready() {
     k patch pod "$1" --subresource=status --type=merge -p \
         "{\"status\":{\"phase\":\"Running\",\"podIP\":\"$2\",\"podIPs\":[{\"ip\":\"$2\"}],\"conditions\":[{\"type\":\"Ready\",\"status\":\"$3\"}]}}" >/dev/null
 }
-annotated() { k get pod "$1" -o jsonpath='{.metadata.annotations.io\.dubbo/metadata}' | grep -q revision; }
+# annotated <pod>: its io.dubbo/metadata annotation holds a revision.
+annotated() {
+    k get pod "$1" -o json | python3 -c 'import json,sys
+a = json.load(sys.stdin)["metadata"].get("annotations") or {}
+sys.exit(0 if "dubbo.metadata.revision" in a.get("io.dubbo/metadata", "") else 1)'
+}
+unannotated() {
+    k get pod "$1" -o json | python3 -c 'import json,sys
+a = json.load(sys.stdin)["metadata"].get("annotations") or {}
+sys.exit(1 if "io.dubbo/metadata" in a else 0)'
+}
 # provider <name> <ip>: a Rust provider for Pod <name>, bound to its IP.
 provider() {
     start "$1" env NO_COLOR=1 POD_NAME="$1" RUST_LOG="${RUST_LOG:-info}" "$bin/interop-provider" --host "$2" --port 20880 \
@@ -360,7 +370,7 @@ else
 fi
 stop load
 stop greeter-0
-if poll 15 bash -c "! ip netns exec $ns kubectl --kubeconfig $work/kubeconfig get pod greeter-0 -o jsonpath='{.metadata.annotations}' | grep -q io.dubbo/metadata"; then
+if poll 15 unannotated greeter-0; then
     pass annotation-removed-at-shutdown
 else
     fail annotation-removed-at-shutdown "greeter-0 still annotated 15 s after SIGTERM"

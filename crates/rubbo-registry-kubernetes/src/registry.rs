@@ -77,3 +77,26 @@ impl RegistryFactory for KubernetesRegistryFactory {
 pub fn register_factory(table: &mut ExtensionTable<dyn RegistryFactory>) {
     table.register("kubernetes", Arc::new(KubernetesRegistryFactory));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_kubernetes_entry_registers_and_finds_nothing_at_interface_level() {
+        let mut table = rubbo_registry::registry_factories();
+        register_factory(&mut table);
+        let url = Url::parse("kubernetes://127.0.0.1:6443?namespace=shop").unwrap();
+        let registry = table
+            .get("kubernetes")
+            .unwrap()
+            .get_registry(&url)
+            .await
+            .unwrap();
+        assert!(registry.is_available());
+        let provider = Url::parse("dubbo://10.251.0.2:20880/org.example.Greeter").unwrap();
+        registry.register(provider.clone()).await.unwrap();
+        assert!(registry.lookup(provider).await.unwrap().is_empty());
+        assert_eq!(registry.url().get_param("namespace"), Some("shop"));
+    }
+}
