@@ -11,9 +11,8 @@ use futures::stream::BoxStream;
 use k8s_openapi::api::core::v1::{Endpoints, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{ListParams, Patch, PatchParams};
-use kube::runtime::utils::Backoff;
+use kube::runtime::watcher as watch_stream;
 use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt, watcher as watch_stream};
 use kube::{Api, Client, Resource, ResourceExt};
 use parking_lot::Mutex;
 use rubbo_common::{BoxFuture, Url};
@@ -82,8 +81,8 @@ impl fmt::Debug for KubernetesServiceDiscovery {
     }
 }
 
-/// Reconnection waits: 200 ms doubling up to a maximum, reset on success (never
-/// ends: the watch is retried for as long as it lives).
+/// Reconnection waits: 200 ms doubling up to a maximum, reset on success (the watch
+/// is retried for as long as it lives).
 #[derive(Debug, Clone)]
 struct Reconnect {
     next: Duration,
@@ -99,19 +98,14 @@ impl Reconnect {
             max,
         }
     }
-}
 
-impl Iterator for Reconnect {
-    type Item = Duration;
-
-    fn next(&mut self) -> Option<Duration> {
+    /// The next wait.
+    fn wait(&mut self) -> Duration {
         let d = self.next;
         self.next = (self.next * 2).min(self.max);
-        Some(d)
+        d
     }
-}
 
-impl Backoff for Reconnect {
     fn reset(&mut self) {
         self.next = Self::FIRST;
     }
@@ -257,7 +251,7 @@ async fn publish_loop(inner: Arc<Inner>, mut rx: watch::Receiver<(u64, Option<St
                         }
                         Err(e) => {
                             warn!(pod = %pod, error = %e, "Pod not annotated yet; retrying");
-                            let wait = backoff.next().unwrap_or(Reconnect::FIRST);
+                            let wait = backoff.wait();
                             tokio::select! {
                                 () = tokio::time::sleep(wait) => {}
                                 changed = rx.changed() => {
@@ -330,13 +324,33 @@ impl<K: Resource> Store<K> {
 
 type Events<K> = BoxStream<'static, Result<Event<K>, watcher::Error>>;
 
+/// The watch of `api`, waiting [`Reconnect`] before polling again after an error. The
+/// waits reset on an object or the end of a list, not on `Init` (which the watcher
+/// yields before each list attempt: a reset there would never let the wait grow).
 fn watch_of<K>(api: Api<K>, config: watcher::Config, max: Duration) -> Events<K>
 where
     K: Resource + Clone + serde::de::DeserializeOwned + fmt::Debug + Send + 'static,
 {
-    watch_stream(api, config)
-        .backoff(Reconnect::new(max))
-        .boxed()
+    let events = watch_stream(api, config).boxed();
+    futures::stream::unfold(
+        (events, Reconnect::new(max), false),
+        |(mut events, mut backoff, failed)| async move {
+            if failed {
+                tokio::time::sleep(backoff.wait()).await;
+            }
+            let item = events.next().await?;
+            let failed = match &item {
+                Err(_) => true,
+                Ok(Event::Init) => false,
+                Ok(_) => {
+                    backoff.reset();
+                    false
+                }
+            };
+            Some((item, (events, backoff, failed)))
+        },
+    )
+    .boxed()
 }
 
 /// The address source of one Service.
@@ -481,7 +495,9 @@ async fn follow(
             () = tx.closed() => return,
             e = address_events.next() => match e {
                 Some(Ok(e)) => {
-                    health[0].ok(&app);
+                    if !matches!(e, AddressEvent::Slice(Event::Init) | AddressEvent::Endpoints(Event::Init)) {
+                        health[0].ok(&app);
+                    }
                     match (&mut addresses, e) {
                         (Addresses::Slices(s), AddressEvent::Slice(e)) => s.apply(e),
                         (Addresses::Endpoints(s), AddressEvent::Endpoints(e)) => s.apply(e),
@@ -493,7 +509,9 @@ async fn follow(
             },
             e = service_events.next() => match e {
                 Some(Ok(e)) => {
-                    health[1].ok(&app);
+                    if !matches!(e, Event::Init) {
+                        health[1].ok(&app);
+                    }
                     let changed = services.apply(e);
                     if services.ready {
                         let selector = selector_of(services.items.get(&app));
@@ -522,7 +540,12 @@ async fn follow(
                 None => return,
             },
             e = next_or_pending(&mut pod_events) => match e {
-                Some(Ok(e)) => { health[2].ok(&app); pods.apply(e) }
+                Some(Ok(e)) => {
+                    if !matches!(e, Event::Init) {
+                        health[2].ok(&app);
+                    }
+                    pods.apply(e)
+                }
                 Some(Err(e)) => { health[2].failed(&app, &e); false }
                 None => { pod_events = None; false }
             },
@@ -669,10 +692,10 @@ mod tests {
     #[test]
     fn reconnect_waits_double_up_to_the_maximum_and_reset() {
         let mut b = Reconnect::new(Duration::from_secs(1));
-        let waits: Vec<u128> = b.by_ref().take(5).map(|d| d.as_millis()).collect();
+        let waits: Vec<u128> = (0..5).map(|_| b.wait().as_millis()).collect();
         assert_eq!(waits, [200, 400, 800, 1000, 1000]);
         b.reset();
-        assert_eq!(b.next(), Some(Duration::from_millis(200)));
+        assert_eq!(b.wait(), Duration::from_millis(200));
     }
 
     #[test]
