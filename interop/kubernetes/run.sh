@@ -11,7 +11,7 @@
 # and a consumer under load (interop-load) and prints one "PASS 11-kubernetes/<check>" /
 # "FAIL 11-kubernetes/<check>: why" line per check, then "N passed, N failed". Every
 # process it started and the namespace are removed at the end, also on failure.
-# Needs root (ip netns) and the binaries of interop/kubernetes/build.sh (cached).
+# Needs root (ip netns) and the binaries interop/kubernetes/build.sh left in its cache.
 # KEEP_WORK=1 keeps the work folder (logs) for a look.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -31,10 +31,10 @@ finish() {
 for b in interop-provider interop-load; do
     [[ -x "$bin/$b" ]] || { fail setup "no $bin/$b (cargo build -p interop)"; finish; }
 done
-if ! kbin="$("$here/build.sh")"; then
-    fail setup "etcd / kube-apiserver / kube-controller-manager not built (interop/kubernetes/build.sh)"
-    finish
-fi
+kbin="${KUBERNETES_CACHE:-$HOME/.cache/rubbo/kubernetes}/bin"
+for b in etcd kube-apiserver kube-controller-manager; do
+    [[ -x "$kbin/$b" ]] || { fail setup "no $kbin/$b: run interop/kubernetes/build.sh first"; finish; }
+done
 command -v kubectl >/dev/null || { fail setup "no kubectl"; finish; }
 
 ns="rubbo-k8s-$$"
