@@ -43,6 +43,8 @@ struct Fake {
     down: AtomicBool,
     /// Requests answered 503.
     refused: AtomicU64,
+    /// An old server: no EndpointSlices API (404).
+    no_slices: AtomicBool,
 }
 
 impl Fake {
@@ -74,7 +76,7 @@ impl Fake {
 }
 
 fn kind_of(path: &str) -> Option<&'static str> {
-    ["endpointslices", "services", "pods"]
+    ["endpointslices", "endpoints", "services", "pods"]
         .into_iter()
         .find(|k| path.ends_with(k) || path.contains(&format!("/{k}/")))
 }
@@ -83,6 +85,7 @@ fn list_kind(kind: &str) -> (&'static str, &'static str) {
     match kind {
         "endpointslices" => ("EndpointSliceList", "discovery.k8s.io/v1"),
         "services" => ("ServiceList", "v1"),
+        "endpoints" => ("EndpointsList", "v1"),
         _ => ("PodList", "v1"),
     }
 }
@@ -106,7 +109,9 @@ async fn serve(fake: Arc<Fake>, req: Request<Incoming>) -> Result<Response<Body>
     }
     let path = req.uri().path().to_owned();
     let query = req.uri().query().unwrap_or_default().to_owned();
-    let Some(kind) = kind_of(&path) else {
+    let kind = kind_of(&path)
+        .filter(|k| !(*k == "endpointslices" && fake.no_slices.load(Ordering::SeqCst)));
+    let Some(kind) = kind else {
         return Ok(Response::builder()
             .status(404)
             .body(Full::new(Bytes::new()).boxed())
@@ -209,6 +214,7 @@ async fn start() -> (Arc<Fake>, String) {
         events: broadcast::channel(256).0,
         down: AtomicBool::new(false),
         refused: AtomicU64::new(0),
+        no_slices: AtomicBool::new(false),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -423,6 +429,43 @@ async fn the_last_instances_stay_while_the_server_is_away_and_the_watch_resumes(
     );
     fake.up();
     let wanted = wait_ids(&mut rx, &["10.251.0.2:20880", "10.251.0.3:20880"]).await;
+    assert!(wanted, "instances: {:?}", ids(&rx.borrow()));
+    d.destroy().await;
+}
+
+#[tokio::test]
+async fn without_endpointslices_the_endpoints_object_is_followed() {
+    let (fake, url) = start().await;
+    fake.no_slices.store(true, Ordering::SeqCst);
+    fake.put(
+        "services",
+        json!({ "apiVersion": "v1", "kind": "Service",
+                "metadata": { "name": "greeter", "namespace": "default" },
+                "spec": { "selector": { "app": "greeter" } } }),
+    );
+    fake.put("pods", pod("greeter-0", Some(META)));
+    fake.put("pods", pod("greeter-1", Some(META)));
+    let address =
+        |ip: &str, pod: &str| json!({ "ip": ip, "targetRef": { "kind": "Pod", "name": pod } });
+    fake.put(
+        "endpoints",
+        json!({ "apiVersion": "v1", "kind": "Endpoints",
+                "metadata": { "name": "greeter", "namespace": "default" },
+                "subsets": [{ "addresses": [address("10.251.0.2", "greeter-0")],
+                              "notReadyAddresses": [address("10.251.0.3", "greeter-1")],
+                              "ports": [{ "port": 20880 }] }] }),
+    );
+    let d = discovery(&url, None).await;
+    let mut rx = d.watch("greeter").await.unwrap();
+    assert_eq!(ids(&rx.borrow()), ["10.251.0.2:20880"]);
+    fake.put(
+        "endpoints",
+        json!({ "apiVersion": "v1", "kind": "Endpoints",
+                "metadata": { "name": "greeter", "namespace": "default" },
+                "subsets": [{ "addresses": [address("10.251.0.3", "greeter-1")],
+                              "ports": [{ "port": 20880 }] }] }),
+    );
+    let wanted = wait_ids(&mut rx, &["10.251.0.3:20880"]).await;
     assert!(wanted, "instances: {:?}", ids(&rx.borrow()));
     d.destroy().await;
 }
