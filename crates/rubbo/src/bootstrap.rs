@@ -88,6 +88,9 @@ fn registry_factories_on(_sessions: &Sessions) -> ExtensionTable<dyn RegistryFac
         "dubbo",
         Arc::new(crate::dev_registry::DevRegistryFactory::default()),
     );
+    // Application level only: at interface level it registers and finds nothing.
+    #[cfg(feature = "kubernetes")]
+    rubbo_registry_kubernetes::register_factory(&mut t);
     t
 }
 

@@ -324,6 +324,8 @@ impl AppDiscovery {
         if st.backends.is_none() {
             let mut backends = std::mem::take(&mut st.given);
             backends.extend(connect_backends(rubbo, &self.sessions).await?);
+            #[cfg(feature = "kubernetes")]
+            backends.extend(kubernetes_backends(rubbo).await?);
             st.backends = Some(backends);
         }
         Ok(st.backends.clone().unwrap_or_default())
@@ -547,6 +549,31 @@ async fn connect_backends(rubbo: &Rubbo, sessions: &Sessions) -> Result<Vec<Back
             mapping: d.clone(),
             owned: true,
             report: Some(d),
+        });
+    }
+    Ok(out)
+}
+
+/// The application-level discovery of each `kubernetes://` registry (no mapping:
+/// references name their applications with `provided-by`).
+#[cfg(feature = "kubernetes")]
+async fn kubernetes_backends(rubbo: &Rubbo) -> Result<Vec<Backend>, RpcError> {
+    let mut out = Vec::new();
+    for r in &rubbo.inner.registries {
+        let r = rubbo_registry::resolve_registry_url(r);
+        if r.protocol() != Some("kubernetes") {
+            continue;
+        }
+        let d = rubbo_registry_kubernetes::KubernetesServiceDiscovery::connect(&r)
+            .await
+            .map_err(|e| config_err(format!("service discovery on {}: {e}", r.address())))?;
+        let d = Arc::new(d);
+        out.push(Backend {
+            discovery: d.clone(),
+            mapping: d,
+            owned: true,
+            #[cfg(feature = "zookeeper")]
+            report: None,
         });
     }
     Ok(out)
