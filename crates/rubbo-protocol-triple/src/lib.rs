@@ -28,7 +28,14 @@
 //! - HTTP/1.1 (and HTTP/2 that is not gRPC) on the same port: Triple's JSON form,
 //!   `curl -d '["hi"]' http://host:port/{interface}/{method}` (see `rest.rs`).
 //!
-//! - gRPC health checking (`grpc.health.v1.Health/Check`) on every server.
+//! - gRPC health checking (`grpc.health.v1.Health`, `Check` and `Watch`) and server
+//!   reflection (`grpc.reflection.v1` and `v1alpha`) on every server, so `grpcurl
+//!   list` and `describe` work with no proto file. The schemas come from
+//!   [`Protocol::describe`](rubbo_common::Protocol::describe), which the bootstrap
+//!   calls with the descriptor set `rubbo-build` embeds in each IDL service.
+//!
+//! - JSON for IDL methods, transcoded with those schemas (proto3 JSON mapping): the
+//!   plain-HTTP form (`-d '{"name":"x"}'`) and gRPC's `application/grpc+json`.
 //!
 //! - Streaming IDL rpcs (server, client and bidirectional; the provider URL's
 //!   `stream-methods` names them): the messages travel as a
@@ -41,11 +48,11 @@
 //!   mid-stream is the trailers' status; the call's timeout covers the whole stream.
 //!   A streaming call is not retried once its stream was taken (failover stops).
 //!
-//! Not yet: wrapper-mode streams (Java `StreamObserver`), health's `Watch`,
-//! compression, taking an h2c upgrade (such a request is answered over HTTP/1.1),
-//! server reflection.
+//! Not yet: wrapper-mode streams (Java `StreamObserver`), compression, taking an
+//! h2c upgrade (such a request is answered over HTTP/1.1).
 
 mod body;
+mod builtin;
 mod channel;
 pub mod config;
 mod error;
@@ -53,8 +60,11 @@ pub mod frame;
 pub mod headers;
 mod health;
 mod invoker;
+mod json;
 mod protocol;
+mod reflection;
 mod rest;
+mod schemas;
 mod server;
 pub mod status;
 mod stream;
