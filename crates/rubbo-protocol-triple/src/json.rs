@@ -251,11 +251,15 @@ impl Handler {
                 rest::error(StatusCode::INTERNAL_SERVER_ERROR, e.message())
             }
             Err(e) if e.kind() == ErrorKind::MethodNotFound => {
-                rest::error(StatusCode::NOT_FOUND, e.message())
+                rest::error(StatusCode::NOT_FOUND, status::message_for_error(&e))
             }
             Err(e) => {
                 debug!(method, error = %e, "HTTP call failed");
-                rest::error(rest::http_status(status::code_for_error(&e)), e.message())
+                // The status the method failed with, as gRPC carries it.
+                rest::error(
+                    rest::http_status(status::code_for_error(&e)),
+                    status::message_for_error(&e),
+                )
             }
         }
     }
