@@ -2,14 +2,18 @@
 //! server dispatcher, service descriptor), naming only `::rubbo::codegen::*`.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
 use prost_build::{Method, Service, ServiceGenerator};
 
 /// What to generate for each service.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Options {
     pub(crate) client: bool,
     pub(crate) server: bool,
+    /// Where prost-build writes the encoded `FileDescriptorSet` of the compiled
+    /// protos, which each service descriptor embeds (`None`: an empty one).
+    pub(crate) descriptor_set: Option<PathBuf>,
 }
 
 /// prost-build's hook: called once per service of each compiled proto.
@@ -20,7 +24,7 @@ pub(crate) struct Generator {
 
 impl ServiceGenerator for Generator {
     fn generate(&mut self, service: Service, buf: &mut String) {
-        buf.push_str(&generate(&service, self.options));
+        buf.push_str(&generate(&service, &self.options));
     }
 }
 
@@ -82,7 +86,7 @@ fn server_output(m: &Method) -> String {
 }
 
 /// The Rust source of `service`.
-pub(crate) fn generate(service: &Service, options: Options) -> String {
+pub(crate) fn generate(service: &Service, options: &Options) -> String {
     let interface = interface_name(service);
     let name = &service.name;
     let client = format!("{name}Client");
@@ -142,14 +146,7 @@ pub(crate) fn generate(service: &Service, options: Options) -> String {
     }
     let _ = writeln!(out, "}}");
 
-    write_client(
-        &mut out,
-        service,
-        &interface,
-        &client,
-        &methods,
-        options.client,
-    );
+    write_client(&mut out, service, &interface, &client, &methods, options);
     if options.server {
         write_server(&mut out, name, &client, &server, &methods);
     }
@@ -164,9 +161,14 @@ fn write_client(
     interface: &str,
     client: &str,
     all: &[&Method],
-    methods: bool,
+    options: &Options,
 ) {
+    let methods = options.client;
     let name = &service.name;
+    let descriptor_set = match &options.descriptor_set {
+        Some(path) => format!("include_bytes!({})", lit(&path.to_string_lossy())),
+        None => "&[]".to_owned(),
+    };
     let table: String = all
         .iter()
         .map(|m| {
@@ -196,12 +198,16 @@ impl {client} {{
     /// The rpcs (wire name, Rust name, streaming shape), in proto order.
     pub const METHODS: &'static [{CG}::MethodDescriptor] = &[
 {table}    ];
+    /// The encoded protobuf `FileDescriptorSet` of the protos this service was
+    /// generated from (imports included): its schema, for server reflection and JSON.
+    pub const FILE_DESCRIPTOR_SET: &'static [u8] = {descriptor_set};
     /// The whole service definition.
     pub const SERVICE: {CG}::ServiceDescriptor = {CG}::ServiceDescriptor {{
         interface: Self::INTERFACE,
         version: "",
         group: "",
         methods: Self::METHODS,
+        file_descriptor_set: Self::FILE_DESCRIPTOR_SET,
     }};
 
     /// A client calling through `invoker` (from `Rubbo::refer_url` or `refer`, or a
@@ -434,8 +440,16 @@ mod tests {
         let all = Options {
             client: true,
             server: true,
+            descriptor_set: Some(PathBuf::from("/out/set.bin")),
         };
-        let code = generate(&service("a.b"), all);
+        let code = generate(&service("a.b"), &all);
+        assert!(
+            code.contains(
+                "pub const FILE_DESCRIPTOR_SET: &'static [u8] = include_bytes!(\"/out/set.bin\");"
+            ),
+            "{code}"
+        );
+        assert!(code.contains("file_descriptor_set: Self::FILE_DESCRIPTOR_SET,"));
         assert!(code.contains("pub const INTERFACE: &'static str = \"a.b.Greeter\";"));
         assert!(code.contains("name: \"Greet\""), "{code}");
         assert!(code.contains("fn greet(&self, request: Req)"));
@@ -453,11 +467,13 @@ mod tests {
         assert!(!code.contains("::std::") && !code.contains("::prost::"));
         let client_only = generate(
             &service("a.b"),
-            Options {
+            &Options {
                 client: true,
                 server: false,
+                descriptor_set: None,
             },
         );
         assert!(!client_only.contains("GreeterServer"));
+        assert!(client_only.contains("pub const FILE_DESCRIPTOR_SET: &'static [u8] = &[];"));
     }
 }

@@ -86,8 +86,10 @@ impl Builder {
     }
 
     /// [`compile_protos`](Self::compile_protos) with a prost configuration of your own
-    /// (type attributes, bytes fields...). Its service generator and prost path are
-    /// replaced.
+    /// (type attributes, bytes fields...). Its service generator, prost path and
+    /// `file_descriptor_set_path` are replaced: the descriptor set is written beside
+    /// the generated code, and each service descriptor embeds it
+    /// (`ServiceDescriptor::file_descriptor_set`).
     pub fn compile_with_config(
         self,
         mut config: prost_build::Config,
@@ -105,14 +107,36 @@ impl Builder {
         if let Some(dir) = &self.out_dir {
             config.out_dir(dir);
         }
+        // The schema every generated service descriptor embeds, for reflection and
+        // JSON: one descriptor set per compile call, named after its protos.
+        let descriptor_set = self
+            .out_dir
+            .clone()
+            .or_else(|| std::env::var_os("OUT_DIR").map(PathBuf::from))
+            .map(|dir| dir.join(descriptor_set_name(protos)));
+        if let Some(path) = &descriptor_set {
+            config.file_descriptor_set_path(path);
+        }
         config
             .prost_path(PROST_PATH)
             .service_generator(Box::new(Generator {
                 options: Options {
                     client: self.client,
                     server: self.server,
+                    descriptor_set,
                 },
             }));
         config.compile_protos(protos, includes)
     }
+}
+
+/// The file name of the descriptor set of one compile call: the same protos give the
+/// same name, so two calls in one build script do not overwrite each other's.
+fn descriptor_set_name(protos: &[impl AsRef<Path>]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for p in protos {
+        p.as_ref().hash(&mut h);
+    }
+    format!("rubbo_descriptor_set_{:016x}.bin", h.finish())
 }

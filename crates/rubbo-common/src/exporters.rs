@@ -156,6 +156,11 @@ impl Exporters {
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.by_key.keys().map(String::as_str)
     }
+
+    /// The exported services, by sorted exporter key.
+    pub fn services(&self) -> impl Iterator<Item = &Arc<Exported>> {
+        self.by_key.values()
+    }
 }
 
 /// The shared exporter table of one server.

@@ -23,6 +23,15 @@ pub trait Protocol: Send + Sync + std::fmt::Debug + 'static {
         invoker: BoxInvoker,
     ) -> BoxFuture<'static, Result<Box<dyn Exporter>, RpcError>>;
 
+    /// Hands the protocol the schema of an IDL service before it is exported: the
+    /// encoded protobuf `FileDescriptorSet` (with imports) of the `.proto` files
+    /// defining `service` (its `package.Service` name), as `rubbo-build` embeds it. A
+    /// protocol that serves gRPC server reflection or transcodes JSON keeps it.
+    /// Default: ignored.
+    fn describe(&self, service: &str, file_descriptor_set: &'static [u8]) {
+        let _ = (service, file_descriptor_set);
+    }
+
     /// An invoker calling the provider at `url`.
     fn refer(&self, url: Url) -> BoxFuture<'static, Result<BoxInvoker, RpcError>>;
 

@@ -73,6 +73,7 @@ pub(crate) fn expand(args: ServiceArgs, mut item: ItemTrait) -> Result<TokenStre
                 version: Self::VERSION,
                 group: Self::GROUP,
                 methods: Self::METHODS,
+                file_descriptor_set: &[],
             };
 
             /// A client calling through `invoker` (a protocol invoker, a cluster, or a

@@ -28,7 +28,14 @@
 //! - HTTP/1.1 (and HTTP/2 that is not gRPC) on the same port: Triple's JSON form,
 //!   `curl -d '["hi"]' http://host:port/{interface}/{method}` (see `rest.rs`).
 //!
-//! - gRPC health checking (`grpc.health.v1.Health/Check`) on every server.
+//! - gRPC health checking (`grpc.health.v1.Health`, `Check` and `Watch`) and server
+//!   reflection (`grpc.reflection.v1` and `v1alpha`) on every server, so `grpcurl
+//!   list` and `describe` work with no proto file. The schemas come from
+//!   [`Protocol::describe`](rubbo_common::Protocol::describe), which the bootstrap
+//!   calls with the descriptor set `rubbo-build` embeds in each IDL service.
+//!
+//! - JSON for IDL methods, transcoded with those schemas (proto3 JSON mapping): the
+//!   plain-HTTP form (`-d '{"name":"x"}'`) and gRPC's `application/grpc+json`.
 //!
 //! - Streaming IDL rpcs (server, client and bidirectional; the provider URL's
 //!   `stream-methods` names them): the messages travel as a
@@ -48,10 +55,10 @@
 //! - An HTTP/1.1 request asking to upgrade to h2c (RFC 7540 §3.2) is switched to
 //!   HTTP/2 and answered on stream 1 (see `upgrade.rs`).
 //!
-//! Not yet: wrapper-mode streams (Java `StreamObserver`), health's `Watch`,
-//! server reflection.
+//! Not yet: wrapper-mode streams (Java `StreamObserver`).
 
 mod body;
+mod builtin;
 mod channel;
 mod coalesce;
 pub mod compress;
@@ -61,8 +68,11 @@ pub mod frame;
 pub mod headers;
 mod health;
 mod invoker;
+mod json;
 mod protocol;
+mod reflection;
 mod rest;
+mod schemas;
 mod server;
 pub mod status;
 mod stream;

@@ -10,7 +10,9 @@ use tracing::info;
 
 use crate::channel::Channel;
 use crate::config::H2Settings;
+use crate::health;
 use crate::invoker::TripleInvoker;
+use crate::schemas::Schemas;
 use crate::server::{Handler, Server};
 use rubbo_common::executor::{Executions, ExecutorBound};
 use rubbo_common::exporters::{
@@ -44,6 +46,8 @@ pub struct TripleProtocol {
 #[derive(Debug, Default)]
 struct Inner {
     servers: Servers<Server>,
+    /// The schemas of the IDL services described to it, and the built-in ones.
+    schemas: Schemas,
     /// The connection of each address and settings, while an invoker uses it.
     channels: Mutex<HashMap<String, Weak<Channel>>>,
 }
@@ -115,6 +119,8 @@ impl Protocol for TripleProtocol {
                         .map_err(|e| {
                             RpcError::new(rubbo_common::ErrorKind::Unknown, e.to_string())
                         })?,
+                        schemas: this.inner.schemas.clone(),
+                        health: Arc::default(),
                     };
                     let addr = if host.contains(':') {
                         format!("[{host}]:{}", url.port())
@@ -142,11 +148,14 @@ impl Protocol for TripleProtocol {
                     entry
                 }
             };
-            entry.exporters.write().insert(
-                key.clone(),
-                &path,
-                Arc::new(Exported::new(invoker.clone())),
-            );
+            let exported = Arc::new(Exported::new(invoker.clone()));
+            let interface = exported.interface.clone();
+            entry.exporters.write().insert(key.clone(), &path, exported);
+            // As Java's `setServiceStatus`: by service key and by interface (and path).
+            entry
+                .server
+                .health()
+                .set([key.as_str(), &path, &interface], health::SERVING);
             info!(service = %key, addr = %entry.server.local_addr(), "exported on triple");
             let url = url.with_port(entry.server.local_addr().port());
             Ok(Box::new(TripleExporter {
@@ -157,6 +166,10 @@ impl Protocol for TripleProtocol {
                 url,
             }) as Box<dyn Exporter>)
         })
+    }
+
+    fn describe(&self, service: &str, file_descriptor_set: &'static [u8]) {
+        self.inner.schemas.add(service, file_descriptor_set);
     }
 
     fn refer(&self, url: Url) -> BoxFuture<'static, Result<BoxInvoker, RpcError>> {
@@ -223,8 +236,36 @@ impl Exporter for TripleExporter {
         let protocol = self.protocol.clone();
         let bind = self.bind.clone();
         let key = self.key.clone();
+        let path = self
+            .invoker
+            .url()
+            .path()
+            .or_else(|| self.invoker.url().service_interface())
+            .unwrap_or_default()
+            .to_owned();
+        let interface = self
+            .invoker
+            .url()
+            .service_interface()
+            .unwrap_or_default()
+            .to_owned();
         Box::pin(async move {
+            let bound = protocol.inner.servers.lock().get(&bind).cloned();
             let shut = remove_exported(&protocol.inner.servers, &bind, &key);
+            // NOT_SERVING for the key, and for the path and interface unless another
+            // version or group is still served there (Java keeps one status per name).
+            if let Some(b) = bound {
+                let map = b.exporters.read();
+                let still_served = |name: &str| map.services().any(|e| &*e.interface == name);
+                let mut names = vec![key.as_str()];
+                for n in [path.as_str(), interface.as_str()] {
+                    if !still_served(n) && !names.contains(&n) {
+                        names.push(n);
+                    }
+                }
+                b.server.health().set(names, health::NOT_SERVING);
+                drop(map);
+            }
             info!(service = %key, "unexported from triple");
             if let Some(server) = shut {
                 server.shutdown().await;

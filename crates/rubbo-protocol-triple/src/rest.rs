@@ -19,6 +19,9 @@
 //! `tri-service-group` / `tri-service-version` (or `rest-service-group` /
 //! `rest-service-version`).
 //!
+//! IDL (protobuf) methods take and answer their messages' JSON instead, transcoded
+//! with the service's schema (`json.rs`): `-d '{"name":"x"}'`.
+//!
 //! An HTTP/1.1 request asking to upgrade to h2c is upgraded (`upgrade.rs`) and served
 //! here as an HTTP/2 request on stream 1.
 
@@ -32,8 +35,8 @@ use hyper::body::Incoming;
 use rubbo_common::descriptor::GENERIC_DESC;
 use rubbo_common::exporters::exporter_key;
 use rubbo_common::{
-    Arguments, ErrorKind, GENERIC_METHOD, Invocation, Outcome, Peer, RpcError, Value,
-    generic_arguments, keys,
+    Arguments, ErrorKind, GENERIC_METHOD, Invocation, InvokeFuture, Outcome, Peer, RpcError,
+    RpcResult, Value, generic_arguments, keys,
 };
 use rubbo_hessian2::json_to_value;
 use serde_json::{Map as JsonMap, Value as Json, json};
@@ -45,7 +48,7 @@ use crate::server::Handler;
 use crate::status::{self, Code};
 
 /// `content-type` of every answer.
-const JSON: &str = "application/json";
+pub(crate) const JSON: &str = "application/json";
 /// Group and version headers of Java's REST mapping, beside Triple's.
 const REST_SERVICE_GROUP: &str = "rest-service-group";
 const REST_SERVICE_VERSION: &str = "rest-service-version";
@@ -61,7 +64,7 @@ pub(crate) fn wants_rest(req: &Request<Incoming>) -> bool {
 }
 
 /// The HTTP status Java answers a gRPC status with (`TriRpcStatus` → HTTP).
-fn http_status(code: Code) -> StatusCode {
+pub(crate) fn http_status(code: Code) -> StatusCode {
     match code.as_i32() {
         0 => StatusCode::OK,
         1 => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
@@ -88,11 +91,29 @@ fn json_response(status: StatusCode, body: &Json) -> Response<UnaryBody> {
 }
 
 /// Java's error body: `{"status":"<http code>","message":"..."}`.
-fn error(status: StatusCode, message: &str) -> Response<UnaryBody> {
+pub(crate) fn error(status: StatusCode, message: &str) -> Response<UnaryBody> {
     json_response(
         status,
         &json!({ "status": status.as_u16().to_string(), "message": message }),
     )
+}
+
+/// The result of `call`, or a timeout past `deadline`.
+pub(crate) async fn within(
+    deadline: Option<Instant>,
+    received: Instant,
+    call: InvokeFuture,
+) -> Result<RpcResult, RpcError> {
+    match deadline {
+        Some(d) => match tokio::time::timeout_at(d.into(), call).await {
+            Ok(r) => r,
+            Err(_) => Err(RpcError::timeout(format!(
+                "deadline exceeded after {} ms",
+                received.elapsed().as_millis()
+            ))),
+        },
+        None => call.await,
+    }
 }
 
 /// A result value as plain JSON, as Java's JSON codec writes objects: a Java object
@@ -204,15 +225,6 @@ impl Handler {
                 }
             }
         };
-        if crate::server::is_idl(exported.invoker.url(), method) {
-            return error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                &format!(
-                    "{method} is a protobuf (IDL) method: call it with gRPC; JSON is served \
-                     for Rust-trait (wrapper-mode) services for now"
-                ),
-            );
-        }
         let limit = if self.payload > 0 {
             usize::try_from(self.payload).unwrap_or(usize::MAX)
         } else {
@@ -235,6 +247,17 @@ impl Handler {
                 );
             }
         };
+        if crate::server::is_idl(exported.invoker.url(), method) {
+            let call = crate::json::RestCall {
+                method: method.to_owned(),
+                exported,
+                attachments,
+                peer,
+                deadline,
+                received,
+            };
+            return self.rest_idl(call, body).await;
+        }
         let args = match arguments(&body) {
             Ok(a) => a,
             Err(e) => {
@@ -259,17 +282,7 @@ impl Handler {
             inv.set_deadline(d);
         }
         debug!(service = %exported.interface, method, peer = %remote, "HTTP invoke");
-        let call = exported.invoker.invoke(inv);
-        let result = match deadline {
-            Some(d) => match tokio::time::timeout_at(d.into(), call).await {
-                Ok(r) => r,
-                Err(_) => Err(RpcError::timeout(format!(
-                    "deadline exceeded after {} ms",
-                    received.elapsed().as_millis()
-                ))),
-            },
-            None => call.await,
-        };
+        let result = within(deadline, received, exported.invoker.invoke(inv)).await;
         match result {
             Ok(r) => match r.into_parts().0 {
                 Outcome::Value(p) => match p.to_value() {

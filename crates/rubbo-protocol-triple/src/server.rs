@@ -39,6 +39,8 @@ use crate::error::TripleError;
 use crate::frame;
 use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_STATUS};
 use crate::health;
+use crate::json::{GRPC_JSON, JsonCodec, grpc_json};
+use crate::schemas::Schemas;
 use crate::status::{self, Code};
 use crate::stream::{MessageDecoder, StreamBody};
 use crate::upgrade;
@@ -58,12 +60,17 @@ pub(crate) struct Handler {
     /// What replies are compressed with when the client takes it
     /// (`dubbo.rpc.tri.compressor`; `None`: identity).
     pub(crate) compressor: Option<Encoding>,
+    /// The protocol's protobuf schemas (reflection, JSON).
+    pub(crate) schemas: Schemas,
+    /// The health statuses `Watch` reports.
+    pub(crate) health: Arc<health::Statuses>,
 }
 
 /// A running server: its accept loop owns every connection task.
 #[derive(Debug)]
 pub(crate) struct Server {
     local: SocketAddr,
+    health: Arc<health::Statuses>,
     stop: watch::Sender<bool>,
     task: Mutex<Option<JoinHandle<()>>>,
 }
@@ -78,6 +85,7 @@ impl Server {
     ) -> std::io::Result<Server> {
         let listener = TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
+        let health = handler.health.clone();
         let (stop, stopped) = watch::channel(false);
         let span = tracing::debug_span!("triple.server", addr = %local);
         let task =
@@ -85,6 +93,7 @@ impl Server {
         info!(addr = %local, "triple server listening");
         Ok(Server {
             local,
+            health,
             stop,
             task: Mutex::new(Some(task)),
         })
@@ -95,9 +104,15 @@ impl Server {
         self.local
     }
 
+    /// The health statuses of its services.
+    pub(crate) fn health(&self) -> &health::Statuses {
+        &self.health
+    }
+
     /// Stops accepting, lets every connection finish its calls (GOAWAY), within the
-    /// grace period.
+    /// grace period. Health watchers see `NOT_SERVING` first.
     pub(crate) async fn shutdown(&self) {
+        self.health.terminate();
         let _ = self.stop.send(true);
         let task = self.task.lock().take();
         if let Some(task) = task {
@@ -444,12 +459,10 @@ impl Handler {
                 )));
             }
         };
-        if service_path == health::SERVICE {
-            let (body, _) = self
-                .read_message(req, &peer, method, coding.request)
-                .await?;
-            let result = health::answer(&self.exporters, method, &body)?;
-            return Ok(tri(respond_idl(Ok(result), method, coding)));
+        if crate::builtin::is_builtin(service_path) {
+            return self
+                .builtin(req, &peer, service_path, method, deadline, coding)
+                .await;
         }
         let group = headers::get(req.headers(), headers::SERVICE_GROUP);
         let version = headers::get(req.headers(), headers::SERVICE_VERSION);
@@ -473,10 +486,22 @@ impl Handler {
             }
         };
         let idl = is_idl(exported.invoker.url(), method);
+        // JSON messages (`application/grpc+json`) are transcoded with the schema.
+        let mut json = None;
         if idl {
-            let content_type =
-                headers::get(req.headers(), http::header::CONTENT_TYPE).unwrap_or("");
-            if content_type != GRPC && content_type != headers::GRPC_PROTO {
+            let content_type = headers::get(req.headers(), http::header::CONTENT_TYPE).unwrap_or("");
+            if content_type == GRPC_JSON {
+                let schema = self.schemas.method(&exported.interface, method);
+                json = Some(schema.map(|m| JsonCodec::new(&m)).ok_or_else(|| {
+                    (
+                        Code::Unimplemented,
+                        format!(
+                            "{method} of {} has no schema to read JSON with",
+                            exported.interface
+                        ),
+                    )
+                })?);
+            } else if content_type != GRPC && content_type != headers::GRPC_PROTO {
                 warn!(
                     service_path,
                     method, content_type, "IDL method, not protobuf"
@@ -485,8 +510,8 @@ impl Handler {
                     Code::Unimplemented,
                     format!(
                         "content-type {content_type:?} is not supported by {method}: it is \
-                         served in IDL (protobuf) mode, as application/grpc or \
-                         application/grpc+proto"
+                         served in IDL (protobuf) mode, as application/grpc, \
+                         application/grpc+proto or application/grpc+json"
                     ),
                 ));
             }
@@ -505,9 +530,16 @@ impl Handler {
         let mut compressed = None;
         let (arguments, parameter_types, serialize_type) = if let Some(kind) = streaming {
             let decoder = MessageDecoder::request(req.into_body(), self.payload, coding.request);
-            let slot = StreamSlot::new(kind, MessageStream::new(decoder));
+            let mut requests = MessageStream::new(decoder);
+            if let Some(codec) = &json {
+                requests = codec.requests_to_protobuf(requests);
+            }
             compressed = coding.request;
-            (Arguments::Stream(slot), None, None)
+            (
+                Arguments::Stream(StreamSlot::new(kind, requests)),
+                None,
+                None,
+            )
         } else {
             let (message, was_compressed) = self
                 .read_message(req, &peer, method, coding.request)
@@ -515,7 +547,7 @@ impl Handler {
             if was_compressed {
                 compressed = coding.request;
             }
-            self.unary_arguments(message, &peer, method, idl)?
+            self.unary_arguments(message, &peer, method, idl, json.as_ref())?
         };
         let mut inv = Invocation::new(exported.interface.clone(), method).with_arguments(arguments);
         if let Some(types) = parameter_types {
@@ -550,13 +582,21 @@ impl Handler {
                     .await,
             ),
         };
-        let result = exported.invoker.invoke(inv).await;
-        Ok(match (serialize_type, streaming) {
+        let mut result = exported.invoker.invoke(inv).await;
+        if let Some(codec) = &json {
+            result = codec.result_to_json(result);
+        }
+        let response = match (serialize_type, streaming) {
             (Some(t), _) => tri(respond(result, &t, method, coding)),
             (None, Some(kind)) if kind.streams_replies() => {
                 respond_stream(result, method, deadline, coding)
             }
             (None, _) => tri(respond_idl(result, method, coding)),
+        };
+        Ok(if json.is_some() {
+            grpc_json(response)
+        } else {
+            response
         })
     }
 
@@ -569,7 +609,18 @@ impl Handler {
         peer: &Peer,
         method: &str,
         idl: bool,
+        json: Option<&JsonCodec>,
     ) -> Result<(Arguments, Option<String>, Option<String>), (Code, String)> {
+        let mut message = message;
+        if let Some(codec) = json {
+            message = codec.request_to_protobuf(&message).map_err(|e| {
+                warn!(peer = %peer.remote, method, error = %e, "bad JSON request message");
+                (
+                    Code::InvalidArgument,
+                    format!("the request message is not its JSON: {e}"),
+                )
+            })?;
+        }
         // IDL mode: the message is the request, handed on as it came. Wrapper mode:
         // the arguments inside the wrapper, and the wrapper's serialization answers.
         let (arguments, parameter_types, serialize_type) = if idl {
@@ -592,7 +643,7 @@ impl Handler {
 
     /// Reads the one request message of a unary call (within `payload`, also once
     /// decompressed with the call's `encoding`), and whether it was compressed.
-    async fn read_message(
+    pub(crate) async fn read_message(
         &self,
         req: Request<Incoming>,
         peer: &Peer,
@@ -639,7 +690,7 @@ pub(crate) fn stream_kind(url: &Url, method: &str) -> Option<StreamKind> {
 }
 
 /// A unary response as a Triple body.
-fn tri(r: Response<UnaryBody>) -> Response<TriBody> {
+pub(crate) fn tri(r: Response<UnaryBody>) -> Response<TriBody> {
     r.map(TriBody::from)
 }
 
@@ -719,7 +770,7 @@ pub(crate) fn is_idl(url: &Url, method: &str) -> bool {
 /// header attachments in the response headers, its attachments and `grpc-status`
 /// 0 in the trailers, or an error status (a business exception too, as Java's IDL
 /// mode sends it: `UNKNOWN` with the message, no exception object).
-fn respond_idl(
+pub(crate) fn respond_idl(
     result: Result<RpcResult, RpcError>,
     method: &str,
     coding: CallCoding,

@@ -540,7 +540,13 @@ impl Rubbo {
         let mut exported = Vec::new();
         let mut reachable = None;
         for (protocol, port) in &i.exports {
-            let url = self.provider_url_on(service_invoker.get_ref().service(), protocol, *port)?;
+            let descriptor = service_invoker.get_ref().service();
+            let url = self.provider_url_on(descriptor, protocol, *port)?;
+            if !descriptor.file_descriptor_set.is_empty() {
+                if let Ok(p) = i.protocols.get(protocol) {
+                    p.describe(descriptor.interface, descriptor.file_descriptor_set);
+                }
+            }
             let invoker: BoxInvoker = Arc::new(Rebased::new(
                 service_invoker.clone() as BoxInvoker,
                 url.clone(),

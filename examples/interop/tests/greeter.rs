@@ -99,6 +99,7 @@ async fn rust_client_and_server_greet_echo_payloads_and_fail_with_the_status() {
             idl: true,
             stream: None,
         }],
+        file_descriptor_set: &[],
     };
     let err = Client::new(&UNKNOWN, greeter.invoker().clone())
         .unary::<GreetRequest, GreetReply>(0, &request("x", Vec::new()))
@@ -337,4 +338,51 @@ async fn the_rubbo_client_calls_a_tonic_server() {
         .unwrap()
         .unwrap()
         .unwrap();
+}
+
+/// One HTTP/1.0 request (so the body is not chunked) on its own connection: the
+/// status line and the body.
+async fn http1_json(port: u16, path: &str, body: &str) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let req = format!(
+        "POST {path} HTTP/1.0\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    tokio::time::timeout(BOUND, s.read_to_string(&mut out))
+        .await
+        .unwrap()
+        .unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_owned(), body.to_owned())
+}
+
+#[tokio::test]
+async fn the_generated_schema_reaches_the_server_json_calls_the_idl_method() {
+    // rubbo-build embedded the protos' descriptor set in the service descriptor...
+    let set = GreeterClient::SERVICE.file_descriptor_set;
+    assert!(!set.is_empty());
+    assert!(
+        set.windows(b"org.rubbo.interop".len())
+            .any(|w| w == b"org.rubbo.interop"),
+        "the set names the proto package"
+    );
+    // ...and exporting the Greeter handed it to Triple: JSON in, JSON out.
+    let p = provider().await;
+    let path = "/org.rubbo.interop.Greeter/Greet";
+    let (status, body) =
+        http1_json(p.addr.port(), path, r#"{"name":"json","payload":"AAE="}"#).await;
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert_eq!(body, r#"{"message":"Hello, json","payload":"AAE="}"#);
+    // The method's status as HTTP (INVALID_ARGUMENT: 400), bad JSON 400 too.
+    let (status, body) = http1_json(p.addr.port(), path, r#"{"name":"error"}"#).await;
+    assert!(status.contains(" 400 "), "{status}");
+    assert_eq!(body, r#"{"message":"bad name","status":"400"}"#);
+    let (status, _) = http1_json(p.addr.port(), path, r#"{"repeat":"x"}"#).await;
+    assert!(status.contains(" 400 "), "{status}");
 }

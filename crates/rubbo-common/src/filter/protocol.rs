@@ -51,6 +51,10 @@ impl Protocol for FilteredProtocol {
         }
     }
 
+    fn describe(&self, service: &str, file_descriptor_set: &'static [u8]) {
+        self.inner.describe(service, file_descriptor_set);
+    }
+
     fn refer(&self, url: Url) -> BoxFuture<'static, Result<BoxInvoker, RpcError>> {
         let inner = self.inner.clone();
         let filters = self.filters.clone();
