@@ -200,6 +200,34 @@ fn arg_names(m: &Method) -> Vec<Ident> {
 }
 
 fn method_descriptor(m: &Method, cg: &TokenStream) -> TokenStream {
+    if let Some(st) = &m.stream {
+        // Java's parameters: `(A, StreamObserver)` or `(StreamObserver)`.
+        let parts = if st.kind == "Server" {
+            let req = &st.request;
+            quote_spanned!(req.span()=> <#req as #cg::JavaType>::DESCRIPTOR, #cg::STREAM_OBSERVER_DESCRIPTOR)
+        } else {
+            quote!(#cg::STREAM_OBSERVER_DESCRIPTOR)
+        };
+        let count: usize = if st.kind == "Server" { 2 } else { 1 };
+        let kind = format_ident!("{}", st.kind);
+        let wire = &m.wire_name;
+        let rust = m.ident.to_string();
+        return quote! {
+            #cg::MethodDescriptor {
+                name: #wire,
+                parameter_types: {
+                    const PARTS: &[&str] = &[#parts];
+                    const LEN: usize = #cg::concat_len(PARTS);
+                    const BYTES: [u8; LEN] = #cg::concat_bytes::<LEN>(PARTS);
+                    #cg::as_str(&BYTES)
+                },
+                rust_name: #rust,
+                parameter_count: #count,
+                idl: false,
+                stream: #cg::Some(#cg::StreamKind::#kind),
+            }
+        };
+    }
     let parts = m.params.iter().map(|p| match &p.java {
         Some(lit) => quote!(#lit),
         None => {
@@ -234,6 +262,19 @@ fn client_fn(index: usize, m: &Method, cg: &TokenStream) -> TokenStream {
     let names = arg_names(m);
     let tys = m.params.iter().map(|p| &p.ty);
     let index = Literal::usize_unsuffixed(index);
+    if let Some(st) = &m.stream {
+        let (req, rep) = (&st.request, &st.reply);
+        let call = match st.kind {
+            "Server" => quote!(wrapper_server_streaming),
+            "Client" => quote!(wrapper_client_streaming),
+            _ => quote!(wrapper_bidi_streaming),
+        };
+        return quote! {
+            fn #ident(&self, #(#names: #tys),*) -> impl #cg::StdFuture<Output = #output> + #cg::Send {
+                self.inner.#call::<#req, #rep>(#index, #(#names),*)
+            }
+        };
+    }
     let arguments = if m.params.is_empty() {
         quote!(#cg::Arguments::none())
     } else {
@@ -262,6 +303,22 @@ fn server_arm(index: usize, m: &Method, service: &Ident, cg: &TokenStream) -> To
     let ok = &m.ok;
     let names = arg_names(m);
     let index = Literal::usize_unsuffixed(index);
+    if let Some(st) = &m.stream {
+        let (req, rep) = (&st.request, &st.reply);
+        let serve = match st.kind {
+            "Server" => quote!(serve_wrapper_server_streaming),
+            "Client" => quote!(serve_wrapper_client_streaming),
+            _ => quote!(serve_wrapper_bidi_streaming),
+        };
+        return quote! {
+            #cg::Some(#index) => {
+                let service = #cg::StdArc::clone(&self.inner);
+                #cg::#serve::<#req, #rep, _, _>(invocation, move |arg0| async move {
+                    <RubboImpl as #service>::#ident(&*service, arg0).await
+                })
+            }
+        };
+    }
     let decode = if m.params.is_empty() {
         quote!()
     } else {

@@ -49,6 +49,28 @@ use syn::{DeriveInput, ItemTrait, parse_macro_input};
 /// - Parameters need `Serialize + DeserializeOwned + Send + Sync + 'static` (their
 ///   owned form); `T` needs `JavaType + DeserializeOwned + Send + Sync + 'static`.
 ///
+/// # Streaming methods (Triple wrapper mode, Java's `StreamObserver`)
+///
+/// A method taking a `rubbo::stream::Streaming<A>` or returning a
+/// `rubbo::stream::Outbound<R>` is a stream, with the same shapes as the streaming
+/// rpcs `rubbo-build` generates (errors are `RpcError`; a gRPC `Status` converts
+/// into one):
+///
+/// | Rust | Java | `stream-methods` |
+/// |---|---|---|
+/// | `async fn m(&self, req: A) -> Result<Outbound<R>, RpcError>` | `void m(A, StreamObserver<R>)` | `server` |
+/// | `async fn m(&self, reqs: Streaming<A>) -> Result<R, RpcError>` | `StreamObserver<A> m(StreamObserver<R>)` | `client` |
+/// | `async fn m(&self, reqs: Streaming<A>) -> Result<Outbound<R>, RpcError>` | `StreamObserver<A> m(StreamObserver<R>)` | `bidi` |
+///
+/// Each message is one hessian2 value in a `TripleRequestWrapper` /
+/// `TripleResponseWrapper`, as Java writes it; the descriptors are Java's
+/// (`ALorg/apache/dubbo/common/stream/StreamObserver;`, or the `StreamObserver`
+/// alone); an error ends the stream with its gRPC status in the trailers. The
+/// client implements the same trait: pass requests as a `Streaming`
+/// (`Outbound::into()`, e.g. from `rubbo::stream::channel`), read replies from the
+/// returned `Outbound` (a `Stream` of `Result<R, Status>`). Streams are Triple only:
+/// over dubbo, the consumer refuses to send one and the provider answers `Forbidden`.
+///
 /// # Generated items
 ///
 /// - `<Trait>Client`: `new(BoxInvoker)`, `with_attachment(k, v)`,

@@ -81,6 +81,88 @@ pub(crate) struct Method {
     pub(crate) ok: Type,
     /// The whole declared return type.
     pub(crate) output: Type,
+    /// The streaming shape, for a method taking a `Streaming<A>` or returning an
+    /// `Outbound<R>` (Triple wrapper mode, Java's `StreamObserver`).
+    pub(crate) stream: Option<Stream>,
+}
+
+/// The streaming shape of a method and its element types.
+pub(crate) struct Stream {
+    /// `"Server"`, `"Client"` or `"Bidi"` (`StreamKind`'s variant).
+    pub(crate) kind: &'static str,
+    /// The request element type (`A` of `Streaming<A>`, or the one parameter).
+    pub(crate) request: Type,
+    /// The reply element type (`R` of `Outbound<R>`, or the `Ok` type).
+    pub(crate) reply: Type,
+}
+
+/// `T` of a type whose last path segment is `name<T>`.
+fn generic_of(ty: &Type, name: &str) -> Option<Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.iter().collect::<Vec<_>>().as_slice() {
+        [GenericArgument::Type(t)] => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// The streaming shape of a method with these parameters and `Ok` type.
+fn stream_shape(params: &[Param], ok: &Type, span: Span) -> Result<Option<Stream>> {
+    let replies = generic_of(ok, "Outbound");
+    let streamed: Vec<usize> = params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| generic_of(&p.ty, "Streaming").is_some())
+        .map(|(i, _)| i)
+        .collect();
+    if streamed.is_empty() {
+        let Some(reply) = replies else {
+            return Ok(None);
+        };
+        let [one] = params else {
+            return Err(Error::new(
+                span,
+                "a server-streaming rubbo method (returning `Outbound<R>`) takes exactly one                  request parameter, as Java's `void m(A, StreamObserver<R>)`",
+            ));
+        };
+        if one.borrowed.is_some() || one.java.is_some() {
+            return Err(Error::new_spanned(
+                &one.ty,
+                "the request of a server-streaming method is an owned value with its own Java type",
+            ));
+        }
+        return Ok(Some(Stream {
+            kind: "Server",
+            request: one.ty.clone(),
+            reply,
+        }));
+    }
+    let ([one], [_]) = (params, streamed.as_slice()) else {
+        return Err(Error::new(
+            span,
+            "a streaming rubbo method takes one `Streaming<A>` and nothing else, as Java's              `StreamObserver<A> m(StreamObserver<R>)`",
+        ));
+    };
+    let request =
+        generic_of(&one.ty, "Streaming").ok_or_else(|| Error::new(span, "unreachable"))?;
+    Ok(Some(match replies {
+        Some(reply) => Stream {
+            kind: "Bidi",
+            request,
+            reply,
+        },
+        None => Stream {
+            kind: "Client",
+            request,
+            reply: ok.clone(),
+        },
+    }))
 }
 
 /// One parameter after `&self`.
@@ -193,6 +275,7 @@ fn parse_method(f: &TraitItemFn) -> Result<Method> {
     let Some((ok, output)) = result else {
         return Err(Error::new(sig.ident.span(), "unreachable: no return type"));
     };
+    let stream = stream_shape(&params, &ok, sig.ident.span())?;
     let mut item = f.clone();
     item.attrs.retain(|a| !a.path().is_ident("rubbo"));
     for input in &mut item.sig.inputs {
@@ -207,6 +290,7 @@ fn parse_method(f: &TraitItemFn) -> Result<Method> {
         params,
         ok,
         output,
+        stream,
     })
 }
 

@@ -518,11 +518,9 @@ impl Handler {
         }
         let mut attachments = headers::attachments_from(req.headers());
         let app = headers::get(req.headers(), headers::CONSUMER_APP_NAME).map(str::to_owned);
-        let streaming = if idl {
-            stream_kind(exported.invoker.url(), method)
-        } else {
-            None
-        };
+        // IDL rpcs and wrapper-mode `StreamObserver` methods alike: each message is
+        // a protobuf message or a wrapper, which the service decodes.
+        let streaming = stream_kind(exported.invoker.url(), method);
         // A streaming call: its requests as they come, decoded as the service reads
         // them (so the peer's window opens only as fast as that).
         // Compressed requests: the service sees their encoding (Java has no such
@@ -683,8 +681,8 @@ impl Handler {
     }
 }
 
-/// The streaming shape of IDL `method` of the service exported at `url`, from its
-/// `stream-methods` (`None`: unary).
+/// The streaming shape of `method` (IDL, or wrapper mode) of the service exported
+/// at `url`, from its `stream-methods` (`None`: unary).
 pub(crate) fn stream_kind(url: &Url, method: &str) -> Option<StreamKind> {
     StreamKind::of_method(url.get_param(keys::STREAM_METHODS_KEY)?, method)
 }

@@ -107,6 +107,27 @@ impl TripleRequestWrapper {
         Ok(w)
     }
 
+    /// Decodes one message of a wrapper-mode stream (Java's `StreamObserver<T>`), as
+    /// strictly as Java does, holding exactly one argument. Its `argTypes` are not
+    /// checked against it: Java writes the method's parameter types, which for a
+    /// server-streaming method are two (`[Req, StreamObserver]`) for the one request
+    /// (`ReflectionPackableMethod`).
+    pub fn decode_stream_message(buf: Bytes) -> Result<Self, TripleError> {
+        check_fields(&buf, "TripleRequestWrapper")?;
+        let w = Self::decode(buf).map_err(|e| TripleError::NotWrapper {
+            message: "TripleRequestWrapper",
+            reason: e.to_string(),
+        })?;
+        check_serialization(&w.serialize_type)?;
+        if w.args.len() != 1 {
+            return Err(TripleError::NotWrapper {
+                message: "TripleRequestWrapper",
+                reason: format!("{} args in a stream message, expected 1", w.args.len()),
+            });
+        }
+        Ok(w)
+    }
+
     /// The JVM descriptor of the argument types (`Ljava/lang/String;I`).
     pub fn descriptor(&self) -> String {
         self.arg_types

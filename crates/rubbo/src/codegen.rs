@@ -41,6 +41,10 @@ pub use serde::de::DeserializeOwned;
 
 pub use crate::java_type::{Java, JavaType};
 pub use crate::stream::{Outbound, Sender, Streaming};
+pub use crate::wrapper_stream::{
+    STREAM_OBSERVER, STREAM_OBSERVER_DESCRIPTOR, serve_wrapper_bidi_streaming,
+    serve_wrapper_client_streaming, serve_wrapper_server_streaming,
+};
 pub use rubbo_common::stream::{MessageStream, StreamKind, StreamSlot};
 
 /// One exported method: the wire name and JVM parameter descriptors Java sees, and
@@ -396,7 +400,7 @@ impl Client {
 
     /// Calls client-streaming IDL method number `method` with `requests`: the one
     /// reply.
-    pub fn client_streaming<Req: Message, Rep: Message + Default + 'static>(
+    pub fn client_streaming<Req: Message + Send + 'static, Rep: Message + Default + 'static>(
         &self,
         method: usize,
         requests: Outbound<Req>,
@@ -421,7 +425,7 @@ impl Client {
 
     /// Calls bidirectional-streaming IDL method number `method` with `requests`: the
     /// replies as they come.
-    pub fn bidi_streaming<Req: Message, Rep: Message + Default + 'static>(
+    pub fn bidi_streaming<Req: Message + Send + 'static, Rep: Message + Default + 'static>(
         &self,
         method: usize,
         requests: Outbound<Req>,
@@ -503,8 +507,20 @@ impl<D: Dispatch> Invoker for ServerInvoker<D> {
         // Triple's JSON form) reaches the method of that name if it is not overloaded
         // and takes that many arguments, as Java's `GenericFilter` finds it.
         let invocation = if invocation.parameter_types().is_empty()
-            && !invocation.arguments().is_empty()
+            && matches!(invocation.arguments(), Arguments::Stream(_))
         {
+            // A Triple stream comes with no parameter types (they are in its messages):
+            // the streaming method of that name.
+            let service = self.dispatch.service();
+            let found = service
+                .overloads(invocation.method())
+                .find(|m| m.stream.is_some())
+                .map(|m| m.parameter_types);
+            match found {
+                Some(desc) => invocation.with_parameter_types(desc),
+                None => invocation,
+            }
+        } else if invocation.parameter_types().is_empty() && !invocation.arguments().is_empty() {
             let service = self.dispatch.service();
             match service.find_generic(invocation.method(), &[]) {
                 Some(i) if service.methods[i].parameter_count == invocation.arguments().len() => {
@@ -583,7 +599,7 @@ where
 }
 
 /// The reply stream of a streaming call's result.
-fn replies<Rep>(result: RpcResult) -> Result<Streaming<Rep>, Status> {
+fn replies<Rep: Message + Default>(result: RpcResult) -> Result<Streaming<Rep>, Status> {
     crate::context::record_response(&result);
     match result.into_payload()? {
         Payload::Stream(slot) => Ok(Streaming::new(slot.take()?)),
@@ -613,7 +629,11 @@ fn request_stream(invocation: &mut Invocation) -> Result<MessageStream, RpcError
 /// Runs a handler (unary or streaming) in the provider context of `invocation`, turning its
 /// outcome into the call's result (`reply` makes the payload) or its status into the
 /// call's error.
-fn serve_handler<T, F>(invocation: Invocation, handler: F, reply: fn(T) -> Payload) -> InvokeFuture
+pub(crate) fn serve_handler<T, F>(
+    invocation: Invocation,
+    handler: F,
+    reply: fn(T) -> Payload,
+) -> InvokeFuture
 where
     F: Future<Output = Result<T, Status>> + Send + 'static,
     T: Send + 'static,
@@ -638,7 +658,7 @@ where
     })
 }
 
-fn stream_payload<Rep>(replies: Outbound<Rep>) -> Payload {
+fn stream_payload<Rep: Message + Send + 'static>(replies: Outbound<Rep>) -> Payload {
     Payload::Stream(StreamSlot::new(
         StreamKind::Server,
         replies.into_message_stream(),

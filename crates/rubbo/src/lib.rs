@@ -61,6 +61,7 @@ mod generic;
 mod java_type;
 pub mod registry_protocol;
 pub mod stream;
+mod wrapper_stream;
 
 pub use bootstrap::{Rubbo, RubboBuilder, config_center_factories, protocols, registry_factories};
 pub use external_config::load_config;

@@ -648,3 +648,294 @@ pub async fn greeter(client: &GreeterClient, r: &mut Report) {
         },
     );
 }
+
+/// Whether `s` is the contract's `"error"` failure: INVALID_ARGUMENT `"bad name"`.
+fn bad_name(s: &Status) -> Result<(), String> {
+    if s.code() == Code::InvalidArgument && s.message() == crate::greeter::ERROR_MESSAGE {
+        Ok(())
+    } else {
+        Err(format!(
+            "got {s}, want INVALID_ARGUMENT {:?}",
+            crate::greeter::ERROR_MESSAGE
+        ))
+    }
+}
+
+/// Reads a whole reply stream (bounded): the messages, and the status it failed with.
+async fn drain<T, S>(mut replies: S) -> Result<(Vec<T>, Option<Status>), String>
+where
+    S: futures::Stream<Item = Result<T, Status>> + Unpin,
+{
+    use futures::StreamExt;
+    let read = async {
+        let mut got = Vec::new();
+        while let Some(m) = replies.next().await {
+            match m {
+                Ok(m) => got.push(m),
+                Err(s) => return (got, Some(s)),
+            }
+        }
+        (got, None)
+    };
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .map_err(|_| "the stream did not end within 60 s".to_owned())
+}
+
+fn greet_request(name: &str, repeat: i32) -> GreetRequest {
+    GreetRequest {
+        name: name.to_owned(),
+        repeat,
+        payload: Vec::new(),
+    }
+}
+
+/// The Greeter's three streaming rpcs (IDL mode): shapes, the half-close alone, 1,000
+/// messages in order, and the `"error"` name mid-stream after the earlier replies.
+pub async fn greeter_streams(client: &GreeterClient, r: &mut Report) {
+    use rubbo::stream::Outbound;
+    let names = |n: &[&str]| {
+        Outbound::from_messages(n.iter().map(|n| greet_request(n, 0)).collect::<Vec<_>>())
+    };
+    let server = async |name: &str, repeat: i32| match client
+        .greet_server_stream(greet_request(name, repeat))
+        .await
+    {
+        Ok(s) => drain(s).await,
+        Err(s) => Ok((Vec::new(), Some(s))),
+    };
+    r.record(
+        "greeter/server-stream",
+        match server("s", 3).await {
+            Ok((got, None))
+                if got.len() == 3
+                    && got
+                        .iter()
+                        .enumerate()
+                        .all(|(i, g)| g.message == "Hello, s" && g.index == i as i32) =>
+            {
+                Ok(())
+            }
+            other => Err(format!("got {}", short(&other))),
+        },
+    );
+    r.record(
+        "greeter/server-stream-1000-in-order",
+        match server("many", 1000).await {
+            Ok((got, None))
+                if got.len() == 1000
+                    && got.iter().enumerate().all(|(i, g)| g.index == i as i32) =>
+            {
+                Ok(())
+            }
+            other => Err(format!("got {}", short(&other))),
+        },
+    );
+    r.record(
+        "greeter/server-stream-error",
+        match server(crate::greeter::ERROR_NAME, 3).await {
+            Ok((got, Some(s))) if got.is_empty() => bad_name(&s),
+            other => Err(format!("got {}", short(&other))),
+        },
+    );
+    r.record(
+        "greeter/client-stream",
+        match client.greet_client_stream(names(&["a", "b", "c"])).await {
+            Ok(g) if g.message == "a,b,c" => Ok(()),
+            other => Err(format!("got {}", short(&other))),
+        },
+    );
+    r.record(
+        "greeter/client-stream-half-close-only",
+        match client.greet_client_stream(Outbound::empty()).await {
+            Ok(g) if g.message.is_empty() => Ok(()),
+            other => Err(format!("got {}", short(&other))),
+        },
+    );
+    let many: Vec<String> = (0..1000).map(|i| format!("n{i}")).collect();
+    let many_refs: Vec<&str> = many.iter().map(String::as_str).collect();
+    r.record(
+        "greeter/client-stream-1000",
+        match client.greet_client_stream(names(&many_refs)).await {
+            Ok(g) if g.message == many.join(",") => Ok(()),
+            other => Err(format!("got {}", short(&other))),
+        },
+    );
+    r.record(
+        "greeter/client-stream-error",
+        match client.greet_client_stream(names(&["a", "error"])).await {
+            Err(s) => bad_name(&s),
+            Ok(g) => Err(format!("got a reply {:?}, want a status", g.message)),
+        },
+    );
+    r.record(
+        "greeter/bidi-1000-in-order",
+        match client.greet_bidi(names(&many_refs)).await {
+            Ok(s) => match drain(s).await {
+                Ok((got, None))
+                    if got.len() == 1000
+                        && got.iter().enumerate().all(|(i, g)| {
+                            g.index == i as i32 && g.message == format!("Hello, n{i}")
+                        }) =>
+                {
+                    Ok(())
+                }
+                other => Err(format!("got {}", short(&other))),
+            },
+            Err(s) => Err(format!("error: {s}")),
+        },
+    );
+    // The requests wait on a channel until the first reply came: "error" is sent
+    // only after the earlier messages were answered.
+    r.record("greeter/bidi-error-mid-stream", {
+        let (tx, requests) = rubbo::stream::channel(4);
+        match client.greet_bidi(requests).await {
+            Ok(mut replies) => {
+                let mut got = Vec::new();
+                let mut outcome = Err("no error".to_owned());
+                for name in ["a", "b", "error"] {
+                    let _ = tx.send(greet_request(name, 0)).await;
+                    match tokio::time::timeout(Duration::from_secs(30), replies.message()).await {
+                        Ok(Ok(Some(g))) => got.push(g.message),
+                        Ok(Ok(None)) => break,
+                        Ok(Err(s)) => {
+                            outcome = bad_name(&s);
+                            break;
+                        }
+                        Err(_) => {
+                            outcome = Err("no reply within 30 s".to_owned());
+                            break;
+                        }
+                    }
+                }
+                drop(tx);
+                outcome.and_then(|()| {
+                    if got == ["Hello, a", "Hello, b"] {
+                        Ok(())
+                    } else {
+                        Err(format!("replies before the error: {got:?}"))
+                    }
+                })
+            }
+            Err(s) => Err(format!("error: {s}")),
+        }
+    });
+}
+
+/// The interop-only StreamService (wrapper mode, hessian2 in each message; Java's
+/// `StreamObserver`): each shape, the half-close alone, 1,000 messages in order, and
+/// the error mid-stream after the earlier messages.
+pub async fn stream_service(client: &crate::StreamServiceClient, r: &mut Report) {
+    use crate::StreamService;
+    use rubbo::stream::{Outbound, Streaming};
+    let words = |w: Vec<String>| {
+        Streaming::from(Outbound::from_messages(
+            w.into_iter().map(Some).collect::<Vec<_>>(),
+        ))
+    };
+    let users = async |n: i32| match client.users(n).await {
+        Ok(s) => drain(s).await,
+        Err(e) => Ok((Vec::new(), Some(Status::from_error(&e)))),
+    };
+    r.record(
+        "streams/users",
+        match users(3).await {
+            Ok((got, None)) if got == (0..3).map(contract_user).collect::<Vec<_>>() => Ok(()),
+            other => Err(format!("got {}", short(&other))),
+        },
+    );
+    r.record(
+        "streams/users-1000-in-order",
+        match users(1000).await {
+            Ok((got, None))
+                if got.len() == 1000 && got.iter().enumerate().all(|(i, u)| u.id == i as i64) =>
+            {
+                Ok(())
+            }
+            other => Err(format!("got {}", short(&other))),
+        },
+    );
+    r.record(
+        "streams/users-error-mid-stream",
+        match users(-2).await {
+            Ok((got, Some(s))) if got.len() == 2 && got[1].id == 1 => bad_name(&s),
+            other => Err(format!("got {}", short(&other))),
+        },
+    );
+    let s = |v: &[&str]| v.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+    r.record(
+        "streams/join",
+        eq(
+            client.join(words(s(&["a", "中文 😀", "c"]))).await,
+            Some("a,中文 😀,c".to_owned()),
+        ),
+    );
+    r.record(
+        "streams/join-half-close-only",
+        eq(client.join(words(Vec::new())).await, Some(String::new())),
+    );
+    r.record(
+        "streams/join-error",
+        match client.join(words(s(&["a", "error"]))).await {
+            Err(e) => bad_name(&Status::from_error(&e)),
+            Ok(v) => Err(format!("got {v:?}, want a status")),
+        },
+    );
+    let many: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
+    r.record(
+        "streams/echo-1000-in-order",
+        match client.echo(words(many)).await {
+            Ok(replies) => match drain(replies).await {
+                Ok((got, None))
+                    if got.len() == 1000
+                        && got
+                            .iter()
+                            .enumerate()
+                            .all(|(i, w)| w.as_deref() == Some(format!("{i}:w{i}").as_str())) =>
+                {
+                    Ok(())
+                }
+                other => Err(format!("got {}", short(&other))),
+            },
+            Err(e) => Err(format!("error: {e}")),
+        },
+    );
+    r.record("streams/echo-error-mid-stream", {
+        let (tx, requests) = rubbo::stream::channel::<Option<String>>(4);
+        match client.echo(requests.into()).await {
+            Ok(mut replies) => {
+                let mut got = Vec::new();
+                let mut outcome = Err("no error".to_owned());
+                for w in ["a", "b", "error"] {
+                    let _ = tx.send(Some(w.to_owned())).await;
+                    match tokio::time::timeout(
+                        Duration::from_secs(30),
+                        futures::StreamExt::next(&mut replies),
+                    )
+                    .await
+                    {
+                        Ok(Some(Ok(w))) => got.push(w.unwrap_or_default()),
+                        Ok(None) => break,
+                        Ok(Some(Err(s))) => {
+                            outcome = bad_name(&s);
+                            break;
+                        }
+                        Err(_) => {
+                            outcome = Err("no reply within 30 s".to_owned());
+                            break;
+                        }
+                    }
+                }
+                drop(tx);
+                outcome.and_then(|()| {
+                    if got == ["0:a", "1:b"] {
+                        Ok(())
+                    } else {
+                        Err(format!("replies before the error: {got:?}"))
+                    }
+                })
+            }
+            Err(e) => Err(format!("error: {e}")),
+        }
+    });
+}

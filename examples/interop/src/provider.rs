@@ -10,6 +10,7 @@ use rubbo::{RpcError, Rubbo, Url, context};
 use crate::contract::{InteropService, InteropServiceServer, User, contract_user};
 use crate::greeter::GreeterProvider;
 use crate::greeter::proto::GreeterServer;
+use crate::stream_service::{StreamProvider, StreamServiceServer};
 
 /// The provider: every method behaves as the contract's table says.
 #[derive(Debug, Clone, Default)]
@@ -163,12 +164,15 @@ pub async fn serve_config(config: &Config) -> Result<ProviderHandle, RpcError> {
     Ok(ProviderHandle { rubbo, addr, url })
 }
 
-/// Exports the Greeter beside InteropService when `url` (the first protocol's) is
-/// Triple: a protobuf service has no dubbo form.
+/// Exports the Greeter and the wrapper-mode StreamService beside InteropService when
+/// `url` (the first protocol's) is Triple: streams and protobuf have no dubbo form.
 async fn export_greeter(rubbo: &Rubbo, url: &Url) -> Result<(), RpcError> {
     if url.protocol() == Some("tri") {
         rubbo
             .export(GreeterServer::new(Arc::new(GreeterProvider)))
+            .await?;
+        rubbo
+            .export(StreamServiceServer::new(Arc::new(StreamProvider)))
             .await?;
     }
     Ok(())

@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser};
 use interop::greeter::proto::GreeterClient;
-use interop::{InteropService, InteropServiceClient};
+use interop::{InteropService, InteropServiceClient, StreamServiceClient};
 use rubbo::config::Config;
 use rubbo::{Rubbo, Url};
 
@@ -164,8 +164,21 @@ async fn main() -> Result<ExitCode> {
                 .refer_url(&GreeterClient::SERVICE, &format!("tri://{address}"))
                 .await
             {
-                Ok(i) => interop::checks::greeter(&GreeterClient::new(i), &mut report).await,
+                Ok(i) => {
+                    let greeter = GreeterClient::new(i);
+                    interop::checks::greeter(&greeter, &mut report).await;
+                    interop::checks::greeter_streams(&greeter, &mut report).await;
+                }
                 Err(e) => report.record("greeter/connect", Err(e.to_string())),
+            }
+            match rubbo
+                .refer_url(&StreamServiceClient::SERVICE, &format!("tri://{address}"))
+                .await
+            {
+                Ok(i) => {
+                    interop::checks::stream_service(&StreamServiceClient::new(i), &mut report).await
+                }
+                Err(e) => report.record("streams/connect", Err(e.to_string())),
             }
         }
         if let Some(want) = &args.expect_whoami {

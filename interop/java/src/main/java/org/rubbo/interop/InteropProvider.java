@@ -79,6 +79,11 @@ public final class InteropProvider {
             greeter.setInterface(Greeter.class);
             greeter.setRef(new GreeterImpl());
             bootstrap.service(greeter);
+            // The interop-only wrapper-mode StreamService (StreamObserver, hessian2 in wrappers).
+            ServiceConfig<StreamService> streams = new ServiceConfig<>();
+            streams.setInterface(StreamService.class);
+            streams.setRef(new StreamServiceImpl());
+            bootstrap.service(streams);
         }
         bootstrap.start();
 
