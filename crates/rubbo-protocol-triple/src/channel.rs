@@ -7,9 +7,11 @@ use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use parking_lot::Mutex;
 use rubbo_common::RpcError;
+use rubbo_remoting::TlsConnector;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::task::AbortHandle;
-use tracing::{Instrument, debug};
+use tracing::{Instrument, debug, warn};
 
 use crate::config::H2Settings;
 
@@ -26,6 +28,8 @@ pub(crate) struct Channel {
     addr: String,
     settings: H2Settings,
     connect_timeout: Duration,
+    /// TLS (ALPN `h2`) when the reference has `dubbo.ssl.client-*` keys.
+    tls: Option<TlsConnector>,
     current: Mutex<Option<(SendRequest<ReqBody>, AbortHandle)>>,
     /// When the last connection attempt failed (cleared by one that succeeds).
     failed_at: Mutex<Option<Instant>>,
@@ -34,11 +38,17 @@ pub(crate) struct Channel {
 }
 
 impl Channel {
-    pub(crate) fn new(addr: String, settings: H2Settings, connect_timeout: Duration) -> Self {
+    pub(crate) fn new(
+        addr: String,
+        settings: H2Settings,
+        connect_timeout: Duration,
+        tls: Option<TlsConnector>,
+    ) -> Self {
         Channel {
             addr,
             settings,
             connect_timeout,
+            tls,
             current: Mutex::new(None),
             failed_at: Mutex::new(None),
             connecting: tokio::sync::Mutex::new(()),
@@ -48,6 +58,11 @@ impl Channel {
     /// The address.
     pub(crate) fn addr(&self) -> &str {
         &self.addr
+    }
+
+    /// Whether the connection speaks TLS (`:scheme` is then `https`).
+    pub(crate) fn is_tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     fn live(&self) -> Option<SendRequest<ReqBody>> {
@@ -106,6 +121,24 @@ impl Channel {
                 RpcError::network(format!("cannot connect to {addr}: {e}")).with_source(e)
             })?;
         let _ = tcp.set_nodelay(true);
+        match &self.tls {
+            None => self.handshake(tcp).await,
+            Some(tls) => {
+                let stream = tls.connect(addr, tcp).await.map_err(|e| {
+                    warn!(peer = %addr, error = %e, "TLS handshake failed");
+                    RpcError::network(e.to_string()).with_source(e)
+                })?;
+                self.handshake(stream).await
+            }
+        }
+    }
+
+    /// The HTTP/2 handshake on a connected (and, with TLS, handshaken) socket.
+    async fn handshake<IO>(&self, io: IO) -> Result<(SendRequest<ReqBody>, AbortHandle), RpcError>
+    where
+        IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let addr = &self.addr;
         let s = self.settings;
         let mut b = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
         b.timer(TokioTimer::new())
@@ -113,7 +146,7 @@ impl Channel {
             .initial_connection_window_size(s.initial_window)
             .max_frame_size(s.max_frame)
             .max_header_list_size(s.max_header_list);
-        let (sender, conn) = b.handshake(TokioIo::new(tcp)).await.map_err(|e| {
+        let (sender, conn) = b.handshake(TokioIo::new(io)).await.map_err(|e| {
             RpcError::network(format!("HTTP/2 handshake with {addr} failed: {e}")).with_source(e)
         })?;
         let span = tracing::debug_span!("triple.client.conn", peer = %addr);

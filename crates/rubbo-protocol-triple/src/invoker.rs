@@ -130,7 +130,11 @@ impl TripleInvoker {
             )
         };
         let uri = Uri::builder()
-            .scheme("http")
+            .scheme(if self.inner.channel.is_tls() {
+                "https"
+            } else {
+                "http"
+            })
             .authority(inner.channel.addr())
             .path_and_query(format!("{}{}", inner.path_prefix, inv.method()))
             .build()
