@@ -287,6 +287,8 @@ public final class InteropConsumer {
         if (greeterRef != null) {
             bootstrap.reference(greeterRef);
         }
+        // TLS: dubbo.ssl.* system properties (JAVA_OPTS=-Ddubbo.ssl...).
+        SslFromProperties.apply(bootstrap);
         bootstrap.start();
 
         InteropService svc = ref.get();
