@@ -759,6 +759,23 @@ pub mod defaults {
     pub const VERSION: &str = "0.0.0";
 }
 
+/// The server side of Java's `dubbo.ssl.*` keys, as they ride on a provider URL. They
+/// describe this process's files, so a URL loses them before it is registered.
+pub const SSL_SERVER_KEYS: &[&str] = &[
+    SSL_SERVER_KEY_CERT_CHAIN_PATH_KEY,
+    SSL_SERVER_PRIVATE_KEY_PATH_KEY,
+    SSL_SERVER_KEY_PASSWORD_KEY,
+    SSL_SERVER_TRUST_CERT_COLLECTION_PATH_KEY,
+];
+
+/// The client side of Java's `dubbo.ssl.*` keys, as they ride on a consumer URL.
+pub const SSL_CLIENT_KEYS: &[&str] = &[
+    SSL_CLIENT_KEY_CERT_CHAIN_PATH_KEY,
+    SSL_CLIENT_PRIVATE_KEY_PATH_KEY,
+    SSL_CLIENT_KEY_PASSWORD_KEY,
+    SSL_CLIENT_TRUST_CERT_COLLECTION_PATH_KEY,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -844,20 +861,3 @@ mod tests {
         assert_eq!(s.method_str_param::<HashArguments>("n"), "0");
     }
 }
-
-/// The server side of Java's `dubbo.ssl.*` keys, as they ride on a provider URL. They
-/// describe this process's files, so a URL loses them before it is registered.
-pub const SSL_SERVER_KEYS: &[&str] = &[
-    SSL_SERVER_KEY_CERT_CHAIN_PATH_KEY,
-    SSL_SERVER_PRIVATE_KEY_PATH_KEY,
-    SSL_SERVER_KEY_PASSWORD_KEY,
-    SSL_SERVER_TRUST_CERT_COLLECTION_PATH_KEY,
-];
-
-/// The client side of Java's `dubbo.ssl.*` keys, as they ride on a consumer URL.
-pub const SSL_CLIENT_KEYS: &[&str] = &[
-    SSL_CLIENT_KEY_CERT_CHAIN_PATH_KEY,
-    SSL_CLIENT_PRIVATE_KEY_PATH_KEY,
-    SSL_CLIENT_KEY_PASSWORD_KEY,
-    SSL_CLIENT_TRUST_CERT_COLLECTION_PATH_KEY,
-];
