@@ -226,6 +226,27 @@ keys! {
     /// Whether calls are traced (Java's `TracingConfig.enabled`,
     /// `dubbo.tracing.enabled`).
     TRACING_ENABLED_KEY = "tracing.enabled";
+    /// The server's certificate chain, a PEM file (Java's `SslConfig`,
+    /// `dubbo.ssl.server-key-cert-chain-path`). With the private key it turns TLS on for
+    /// every server the process binds.
+    SSL_SERVER_KEY_CERT_CHAIN_PATH_KEY = "server-key-cert-chain-path";
+    /// The server's private key, a PEM file (`dubbo.ssl.server-private-key-path`).
+    SSL_SERVER_PRIVATE_KEY_PATH_KEY = "server-private-key-path";
+    /// The password of an encrypted server key (`dubbo.ssl.server-key-password`).
+    SSL_SERVER_KEY_PASSWORD_KEY = "server-key-password";
+    /// The CAs a server trusts for client certificates, a PEM file
+    /// (`dubbo.ssl.server-trust-cert-collection-path`); when set, clients must present
+    /// a certificate they sign (mutual TLS).
+    SSL_SERVER_TRUST_CERT_COLLECTION_PATH_KEY = "server-trust-cert-collection-path";
+    /// The client's certificate chain, a PEM file (`dubbo.ssl.client-key-cert-chain-path`).
+    SSL_CLIENT_KEY_CERT_CHAIN_PATH_KEY = "client-key-cert-chain-path";
+    /// The client's private key, a PEM file (`dubbo.ssl.client-private-key-path`).
+    SSL_CLIENT_PRIVATE_KEY_PATH_KEY = "client-private-key-path";
+    /// The password of an encrypted client key (`dubbo.ssl.client-key-password`).
+    SSL_CLIENT_KEY_PASSWORD_KEY = "client-key-password";
+    /// The CAs a client trusts for server certificates, a PEM file
+    /// (`dubbo.ssl.client-trust-cert-collection-path`).
+    SSL_CLIENT_TRUST_CERT_COLLECTION_PATH_KEY = "client-trust-cert-collection-path";
     /// Asynchronous call flag (attachment).
     ASYNC_KEY = "async";
     /// The remaining timeout of a countdown call, in ms (attachment).
@@ -737,6 +758,23 @@ pub mod defaults {
     /// Default version when none is set.
     pub const VERSION: &str = "0.0.0";
 }
+
+/// The server side of Java's `dubbo.ssl.*` keys, as they ride on a provider URL. They
+/// describe this process's files, so a URL loses them before it is registered.
+pub const SSL_SERVER_KEYS: &[&str] = &[
+    SSL_SERVER_KEY_CERT_CHAIN_PATH_KEY,
+    SSL_SERVER_PRIVATE_KEY_PATH_KEY,
+    SSL_SERVER_KEY_PASSWORD_KEY,
+    SSL_SERVER_TRUST_CERT_COLLECTION_PATH_KEY,
+];
+
+/// The client side of Java's `dubbo.ssl.*` keys, as they ride on a consumer URL.
+pub const SSL_CLIENT_KEYS: &[&str] = &[
+    SSL_CLIENT_KEY_CERT_CHAIN_PATH_KEY,
+    SSL_CLIENT_PRIVATE_KEY_PATH_KEY,
+    SSL_CLIENT_KEY_PASSWORD_KEY,
+    SSL_CLIENT_TRUST_CERT_COLLECTION_PATH_KEY,
+];
 
 #[cfg(test)]
 mod tests {

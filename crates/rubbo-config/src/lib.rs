@@ -14,7 +14,7 @@ pub use error::ConfigError;
 pub use loader::{ConfigLoader, parse_set_arg};
 pub use model::{
     ApplicationConfig, CenterConfig, DefaultsConfig, MethodConfig, ProtocolConfig, RegistryConfig,
-    ServiceConfig,
+    ServiceConfig, SslConfig,
 };
 pub use source::{Entry, Source};
 pub use tree::Config;

@@ -170,6 +170,37 @@ pub struct CenterConfig {
     pub attributes: BTreeMap<String, String>,
 }
 
+/// `dubbo.ssl.*` (Java's `SslConfig`): one per application, for every server and
+/// client it opens.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SslConfig {
+    /// Every attribute set (kebab case: `server-key-cert-chain-path`...).
+    pub attributes: BTreeMap<String, String>,
+}
+
+impl SslConfig {
+    /// The `server-*` attributes that are set, as the URL parameters a provider URL
+    /// carries to its protocol (same names).
+    pub fn server_params(&self) -> Vec<(String, String)> {
+        self.params("server-")
+    }
+
+    /// The `client-*` attributes that are set, as the URL parameters a consumer URL
+    /// carries to its protocol (same names).
+    pub fn client_params(&self) -> Vec<(String, String)> {
+        self.params("client-")
+    }
+
+    fn params(&self, side: &str) -> Vec<(String, String)> {
+        self.attributes
+            .iter()
+            .filter(|(k, v)| k.starts_with(side) && !v.trim().is_empty())
+            .map(|(k, v)| (k.clone(), v.trim().to_owned()))
+            .collect()
+    }
+}
+
 /// Adds a URL parameter for `attr` (if it is one).
 pub(crate) fn put_param(params: &mut BTreeMap<String, String>, attr: &str, value: &str) {
     if let Some(k) = url_key(attr) {

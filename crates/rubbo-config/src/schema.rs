@@ -13,6 +13,7 @@ pub(crate) enum Kind {
     Method,
     ConfigCenter,
     MetadataReport,
+    Ssl,
 }
 
 /// A key split into its section and attribute.
@@ -330,6 +331,23 @@ const METADATA_REPORT: &[&str] = &[
     "report-consumer-definition",
 ];
 
+/// `dubbo.ssl` attributes (Java's `SslConfig`).
+const SSL: &[&str] = &[
+    "id",
+    "server-key-cert-chain-path",
+    "server-private-key-path",
+    "server-key-password",
+    "server-trust-cert-collection-path",
+    "client-key-cert-chain-path",
+    "client-private-key-path",
+    "client-key-password",
+    "client-trust-cert-collection-path",
+    "ca-address",
+    "env-type",
+    "ca-cert-path",
+    "oidc-token-path",
+];
+
 /// The attributes of a section kind.
 pub(crate) fn attributes(kind: Kind) -> Vec<&'static str> {
     match kind {
@@ -341,6 +359,7 @@ pub(crate) fn attributes(kind: Kind) -> Vec<&'static str> {
         Kind::Method => METHOD.to_vec(),
         Kind::ConfigCenter => CONFIG_CENTER.to_vec(),
         Kind::MetadataReport => METADATA_REPORT.to_vec(),
+        Kind::Ssl => SSL.to_vec(),
     }
 }
 
@@ -366,6 +385,7 @@ pub(crate) const SINGLE: &[(&str, Kind)] = &[
     ("dubbo.consumer", Kind::Consumer),
     ("dubbo.config-center", Kind::ConfigCenter),
     ("dubbo.metadata-report", Kind::MetadataReport),
+    ("dubbo.ssl", Kind::Ssl),
 ];
 
 /// What an attribute's value must be.
@@ -540,6 +560,7 @@ pub(crate) fn parse(key: &str) -> Option<Parsed> {
         "consumer" => single(Kind::Consumer),
         "config-center" | "configCenter" => single(Kind::ConfigCenter),
         "metadata-report" | "metadataReport" => single(Kind::MetadataReport),
+        "ssl" => single(Kind::Ssl),
         "registries" => with_id(Kind::Registry),
         "protocols" => with_id(Kind::Protocol),
         "services" | "references" => {

@@ -7,7 +7,7 @@ use tracing::warn;
 
 use crate::model::{
     ApplicationConfig, CenterConfig, DefaultsConfig, MethodConfig, ProtocolConfig, RegistryConfig,
-    ServiceConfig, int, put_param,
+    ServiceConfig, SslConfig, int, put_param,
 };
 use crate::schema::{self, Kind, Type};
 use crate::{ConfigError, ConfigLoader, Entry, Source};
@@ -27,6 +27,7 @@ pub struct Config {
     references: Vec<ServiceConfig>,
     config_center: CenterConfig,
     metadata_report: CenterConfig,
+    ssl: SslConfig,
 }
 
 /// How strong a source is (for two spellings of one attribute).
@@ -129,6 +130,11 @@ impl Config {
     /// `dubbo.metadata-report` (not applied yet).
     pub fn metadata_report(&self) -> &CenterConfig {
         &self.metadata_report
+    }
+
+    /// `dubbo.ssl.*`: the TLS certificates and keys of servers and clients.
+    pub fn ssl(&self) -> &SslConfig {
+        &self.ssl
     }
 
     /// Type-checks the tree and builds the sections.
@@ -276,6 +282,7 @@ impl Config {
                         attributes: attrs,
                     }
                 }
+                Some(Kind::Ssl) => c.ssl = SslConfig { attributes: attrs },
                 None => {}
             }
         }

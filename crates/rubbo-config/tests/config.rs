@@ -378,3 +378,40 @@ fn unknown_keys_are_warned_about_once_each_with_their_source() {
     assert!(warns[0].contains("application.yml:5"), "{log}");
     assert!(!log.contains("spring"), "{log}");
 }
+
+#[test]
+fn ssl_keys_split_into_server_and_client_url_params() {
+    let config = Config::loader()
+        .yaml(
+            "application.yml",
+            "dubbo:\n  ssl:\n    server-key-cert-chain-path: /c/server.pem\n    serverPrivateKeyPath: /c/server.key\n    client-trust-cert-collection-path: /c/ca.pem\n",
+        )
+        .unwrap()
+        .set("dubbo.ssl.client-key-cert-chain-path", "/c/client.pem")
+        .env_vars(env(&[("DUBBO_SSL_CLIENT_PRIVATE_KEY_PATH", "/c/client.key")]))
+        .load()
+        .unwrap();
+    assert!(
+        config.unknown_keys().is_empty(),
+        "{:?}",
+        config.unknown_keys()
+    );
+    let pairs = |v: Vec<(String, String)>| -> Vec<String> {
+        v.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
+    };
+    assert_eq!(
+        pairs(config.ssl().server_params()),
+        [
+            "server-key-cert-chain-path=/c/server.pem",
+            "server-private-key-path=/c/server.key"
+        ]
+    );
+    assert_eq!(
+        pairs(config.ssl().client_params()),
+        [
+            "client-key-cert-chain-path=/c/client.pem",
+            "client-private-key-path=/c/client.key",
+            "client-trust-cert-collection-path=/c/ca.pem"
+        ]
+    );
+}

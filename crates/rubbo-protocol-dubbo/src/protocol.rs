@@ -7,7 +7,10 @@ use parking_lot::Mutex;
 use rubbo_common::executor::ExecutorBound;
 use rubbo_common::keys::{self, Connections};
 use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Protocol, RpcError, Serialization, Url};
-use rubbo_remoting::{ClientConfig, ConnectionPool, Dispatch, Server, ServerConfig};
+use rubbo_remoting::{
+    ClientConfig, ConnectionPool, Dispatch, Server, ServerConfig, TlsAcceptor, TlsConnector,
+    tls_client_key,
+};
 use rubbo_serialization::Serializations;
 use tracing::info;
 
@@ -110,11 +113,13 @@ impl DubboProtocol {
             .collect()
     }
 
-    fn client_config(url: &Url) -> ClientConfig {
-        ClientConfig::default()
+    fn client_config(url: &Url) -> Result<ClientConfig, RpcError> {
+        let tls = TlsConnector::from_url(url, &[]).map_err(|e| tls_err(url, e))?;
+        Ok(ClientConfig::default()
             .with_connect_timeout(url.param::<keys::ConnectTimeout>())
             .with_heartbeat(url.param::<keys::Heartbeat>())
             .with_payload(url.param::<keys::Payload>())
+            .with_tls(tls))
     }
 
     fn server_config(url: &Url) -> Result<ServerConfig, RpcError> {
@@ -132,7 +137,8 @@ impl DubboProtocol {
         let mut c = ServerConfig::default()
             .with_heartbeat(url.param::<keys::Heartbeat>())
             .with_dispatch(dispatch)
-            .with_executor(executor);
+            .with_executor(executor)
+            .with_tls(TlsAcceptor::from_url(url, &[]).map_err(|e| tls_err(url, e))?);
         c.payload = url.param::<keys::Payload>();
         c.shutdown_timeout = url.param::<keys::ShutdownTimeout>();
         Ok(c)
@@ -140,20 +146,31 @@ impl DubboProtocol {
 
     /// Connection pools are per client configuration, so invokers with the same
     /// settings share connections.
-    fn pool_for(&self, url: &Url) -> ConnectionPool {
+    fn pool_for(&self, url: &Url) -> Result<ConnectionPool, RpcError> {
         let key = format!(
-            "{:?}|{:?}|{}",
+            "{:?}|{:?}|{}|{}",
             url.param::<keys::ConnectTimeout>(),
             url.param::<keys::Heartbeat>(),
-            url.param::<keys::Payload>()
+            url.param::<keys::Payload>(),
+            tls_client_key(url)
         );
-        self.inner
-            .pools
-            .lock()
-            .entry(key)
-            .or_insert_with(|| ConnectionPool::new(Self::client_config(url)))
-            .clone()
+        let mut pools = self.inner.pools.lock();
+        if let Some(pool) = pools.get(&key) {
+            return Ok(pool.clone());
+        }
+        let pool = ConnectionPool::new(Self::client_config(url)?);
+        pools.insert(key, pool.clone());
+        Ok(pool)
     }
+}
+
+/// A TLS setting of `url` that cannot be used (a missing or bad PEM file...).
+fn tls_err(url: &Url, e: rubbo_remoting::TlsError) -> RpcError {
+    RpcError::new(
+        rubbo_common::ErrorKind::Unknown,
+        format!("TLS for {}: {e}", url.address()),
+    )
+    .with_source(e)
 }
 
 impl Protocol for DubboProtocol {
@@ -220,7 +237,10 @@ impl Protocol for DubboProtocol {
                 Arc::new(Exported::new(invoker.clone())),
             );
             info!(service = %key, addr = %entry.server.local_addr(), "exported");
-            let url = url.with_port(entry.server.local_addr().port());
+            // The URL reported (and registered) names no local key files.
+            let url = url
+                .with_port(entry.server.local_addr().port())
+                .without_params(keys::SSL_SERVER_KEYS);
             Ok(Box::new(DubboExporter {
                 protocol: this,
                 bind,
@@ -236,7 +256,10 @@ impl Protocol for DubboProtocol {
             Ok(s) => s,
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
-        let pool = self.pool_for(&url);
+        let pool = match self.pool_for(&url) {
+            Ok(p) => p,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
         Box::pin(async move {
             let addr = url.address();
             let connections = url.param::<Connections>() as usize;

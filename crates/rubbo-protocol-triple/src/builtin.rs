@@ -60,12 +60,11 @@ impl Handler {
                 Ok(streamed(self.health.watch(request.service), deadline))
             }
             (reflection::V1 | reflection::V1ALPHA, reflection::METHOD) => {
-                let requests =
-                    MessageStream::new(MessageDecoder::request(
-                        req.into_body(),
-                        self.payload,
-                        coding.request,
-                    ));
+                let requests = MessageStream::new(MessageDecoder::request(
+                    req.into_body(),
+                    self.payload,
+                    coding.request,
+                ));
                 let replies =
                     reflection::serve(requests, self.exporters.clone(), self.schemas.clone());
                 Ok(streamed(replies, deadline))

@@ -8,9 +8,11 @@ use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use parking_lot::Mutex;
 use rubbo_common::RpcError;
+use rubbo_remoting::TlsConnector;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::task::AbortHandle;
-use tracing::{Instrument, debug};
+use tracing::{Instrument, debug, warn};
 
 use crate::coalesce::{Busy, BusyGuard, Coalesce};
 use crate::config::H2Settings;
@@ -28,6 +30,8 @@ pub(crate) struct Channel {
     addr: String,
     settings: H2Settings,
     connect_timeout: Duration,
+    /// TLS (ALPN `h2`) when the reference has `dubbo.ssl.client-*` keys.
+    tls: Option<TlsConnector>,
     current: Mutex<Option<(SendRequest<ReqBody>, AbortHandle)>>,
     /// When the last connection attempt failed (cleared by one that succeeds).
     failed_at: Mutex<Option<Instant>>,
@@ -39,11 +43,17 @@ pub(crate) struct Channel {
 }
 
 impl Channel {
-    pub(crate) fn new(addr: String, settings: H2Settings, connect_timeout: Duration) -> Self {
+    pub(crate) fn new(
+        addr: String,
+        settings: H2Settings,
+        connect_timeout: Duration,
+        tls: Option<TlsConnector>,
+    ) -> Self {
         Channel {
             addr,
             settings,
             connect_timeout,
+            tls,
             current: Mutex::new(None),
             failed_at: Mutex::new(None),
             connecting: tokio::sync::Mutex::new(()),
@@ -59,6 +69,11 @@ impl Channel {
     /// The address.
     pub(crate) fn addr(&self) -> &str {
         &self.addr
+    }
+
+    /// Whether the connection speaks TLS (`:scheme` is then `https`).
+    pub(crate) fn is_tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     fn live(&self) -> Option<SendRequest<ReqBody>> {
@@ -117,6 +132,24 @@ impl Channel {
                 RpcError::network(format!("cannot connect to {addr}: {e}")).with_source(e)
             })?;
         let _ = tcp.set_nodelay(true);
+        match &self.tls {
+            None => self.handshake(tcp).await,
+            Some(tls) => {
+                let stream = tls.connect(addr, tcp).await.map_err(|e| {
+                    warn!(peer = %addr, error = %e, "TLS handshake failed");
+                    RpcError::network(e.to_string()).with_source(e)
+                })?;
+                self.handshake(stream).await
+            }
+        }
+    }
+
+    /// The HTTP/2 handshake on a connected (and, with TLS, handshaken) socket.
+    async fn handshake<IO>(&self, io: IO) -> Result<(SendRequest<ReqBody>, AbortHandle), RpcError>
+    where
+        IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let addr = &self.addr;
         let s = self.settings;
         let mut b = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
         b.timer(TokioTimer::new())
@@ -125,7 +158,7 @@ impl Channel {
             .max_frame_size(s.max_frame)
             .max_header_list_size(s.max_header_list);
         // The call writing its request is one of those in flight: more than one, it waits.
-        let io = Coalesce::new(tcp, self.busy.clone(), 1);
+        let io = Coalesce::new(io, self.busy.clone(), 1);
         let (sender, conn) = b.handshake(TokioIo::new(io)).await.map_err(|e| {
             RpcError::network(format!("HTTP/2 handshake with {addr} failed: {e}")).with_source(e)
         })?;

@@ -98,7 +98,7 @@ impl TripleInvoker {
             .map(str::trim)
             .filter(|m| !m.is_empty())
             .filter_map(|m| {
-                let uri = request_uri(channel.addr(), &path_prefix, m).ok()?;
+                let uri = request_uri(&channel, &path_prefix, m).ok()?;
                 Some((Box::from(m), uri))
             })
             .collect();
@@ -160,9 +160,9 @@ impl TripleInvoker {
         };
         let uri = match inner.uris.get(inv.method()) {
             Some(uri) => uri.clone(),
-            None => request_uri(inner.channel.addr(), &inner.path_prefix, inv.method()).map_err(
-                |e| RpcError::serialization(format!("bad request path for {}: {e}", inv.method())),
-            )?,
+            None => request_uri(&inner.channel, &inner.path_prefix, inv.method()).map_err(|e| {
+                RpcError::serialization(format!("bad request path for {}: {e}", inv.method()))
+            })?,
         };
         let mut req = Request::new(body);
         *req.method_mut() = Method::POST;
@@ -255,10 +255,10 @@ const GRPC_TIMEOUT_HEADER: HeaderName = HeaderName::from_static(headers::GRPC_TI
 const TIMEOUT_HEADER: HeaderName = HeaderName::from_static(keys::TIMEOUT_KEY);
 
 /// The URI of `method` on the provider at `addr` whose paths start with `prefix`.
-fn request_uri(addr: &str, prefix: &str, method: &str) -> Result<Uri, http::Error> {
+fn request_uri(channel: &Channel, prefix: &str, method: &str) -> Result<Uri, http::Error> {
     Uri::builder()
-        .scheme("http")
-        .authority(addr)
+        .scheme(if channel.is_tls() { "https" } else { "http" })
+        .authority(channel.addr())
         .path_and_query(format!("{prefix}{method}"))
         .build()
 }

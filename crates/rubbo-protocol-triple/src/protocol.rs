@@ -6,6 +6,7 @@ use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
 use rubbo_common::keys;
 use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Protocol, RpcError, Url};
+use rubbo_remoting::{TlsAcceptor, TlsConnector, tls_client_key};
 use tracing::info;
 
 use crate::channel::Channel;
@@ -68,20 +69,34 @@ impl TripleProtocol {
             .collect()
     }
 
-    fn channel_for(&self, url: &Url) -> Arc<Channel> {
+    fn channel_for(&self, url: &Url) -> Result<Arc<Channel>, RpcError> {
         let addr = url.address();
         let settings = H2Settings::from_url(url);
         let connect_timeout = url.param::<keys::ConnectTimeout>();
-        let key = format!("{addr}|{settings:?}|{connect_timeout:?}");
+        let tls_key = tls_client_key(url);
+        let key = format!("{addr}|{settings:?}|{connect_timeout:?}|{tls_key}");
         let mut channels = self.inner.channels.lock();
         channels.retain(|_, c| c.strong_count() > 0);
         if let Some(c) = channels.get(&key).and_then(Weak::upgrade) {
-            return c;
+            return Ok(c);
         }
-        let c = Arc::new(Channel::new(addr, settings, connect_timeout));
+        let tls = TlsConnector::from_url(url, ALPN).map_err(|e| tls_err(url, e))?;
+        let c = Arc::new(Channel::new(addr, settings, connect_timeout, tls));
         channels.insert(key, Arc::downgrade(&c));
-        c
+        Ok(c)
     }
+}
+
+/// What Triple offers in the TLS handshake: HTTP/2 (as Java's `SslContexts` does).
+const ALPN: &[&[u8]] = &[b"h2"];
+
+/// A TLS setting of `url` that cannot be used (a missing or bad PEM file...).
+fn tls_err(url: &Url, e: rubbo_remoting::TlsError) -> RpcError {
+    RpcError::new(
+        rubbo_common::ErrorKind::Unknown,
+        format!("TLS for {}: {e}", url.address()),
+    )
+    .with_source(e)
 }
 
 impl Protocol for TripleProtocol {
@@ -127,11 +142,13 @@ impl Protocol for TripleProtocol {
                     } else {
                         bind.clone()
                     };
+                    let tls = TlsAcceptor::from_url(&url, ALPN).map_err(|e| tls_err(&url, e))?;
                     let server = Server::bind(
                         &addr,
                         H2Settings::from_url(&url),
                         handler,
                         url.param::<keys::ShutdownTimeout>(),
+                        tls,
                     )
                     .await
                     .map_err(|e| {
@@ -157,7 +174,10 @@ impl Protocol for TripleProtocol {
                 .health()
                 .set([key.as_str(), &path, &interface], health::SERVING);
             info!(service = %key, addr = %entry.server.local_addr(), "exported on triple");
-            let url = url.with_port(entry.server.local_addr().port());
+            // The URL reported (and registered) names no local key files.
+            let url = url
+                .with_port(entry.server.local_addr().port())
+                .without_params(keys::SSL_SERVER_KEYS);
             Ok(Box::new(TripleExporter {
                 protocol: this,
                 bind,
@@ -173,7 +193,10 @@ impl Protocol for TripleProtocol {
     }
 
     fn refer(&self, url: Url) -> BoxFuture<'static, Result<BoxInvoker, RpcError>> {
-        let channel = self.channel_for(&url);
+        let channel = match self.channel_for(&url) {
+            Ok(c) => c,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
         Box::pin(async move {
             // Connect now, so a reference to a provider that is not there fails at once.
             let compressor = crate::compress::Encoding::configured(

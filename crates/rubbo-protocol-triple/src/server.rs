@@ -25,8 +25,10 @@ use rubbo_common::{
     Arguments, Attachments, Encoded, Invocation, Outcome, Payload, Peer, RpcError, RpcResult, Url,
     keys,
 };
+use rubbo_remoting::TlsAcceptor;
 use rubbo_serialization::{PROTOBUF, is_protobuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::{Instrument, debug, info, warn};
@@ -82,14 +84,16 @@ impl Server {
         settings: H2Settings,
         handler: Handler,
         grace: Duration,
+        tls: Option<TlsAcceptor>,
     ) -> std::io::Result<Server> {
         let listener = TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         let health = handler.health.clone();
         let (stop, stopped) = watch::channel(false);
         let span = tracing::debug_span!("triple.server", addr = %local);
-        let task =
-            tokio::spawn(accept_loop(listener, settings, handler, stopped, grace).instrument(span));
+        let task = tokio::spawn(
+            accept_loop(listener, settings, handler, stopped, grace, tls).instrument(span),
+        );
         info!(addr = %local, "triple server listening");
         Ok(Server {
             local,
@@ -140,6 +144,7 @@ async fn accept_loop(
     handler: Handler,
     mut stopped: watch::Receiver<bool>,
     grace: Duration,
+    tls: Option<TlsAcceptor>,
 ) {
     let local = listener.local_addr().ok();
     let mut conns = JoinSet::new();
@@ -149,14 +154,25 @@ async fn accept_loop(
                 Ok((stream, remote)) => {
                     let Some(local) = local else { continue };
                     let span = tracing::debug_span!("triple.conn", peer = %remote);
-                    let conn = serve_conn(
-                        stream,
-                        Arc::new(Peer { remote, local }),
-                        settings,
-                        handler.clone(),
-                        stopped.clone(),
-                    );
-                    conns.spawn(conn.instrument(span));
+                    let _ = stream.set_nodelay(true);
+                    let peer = Arc::new(Peer { remote, local });
+                    let (handler, stopped) = (handler.clone(), stopped.clone());
+                    match tls.clone() {
+                        None => {
+                            let conn = serve_conn(stream, peer, settings, handler, stopped);
+                            conns.spawn(conn.instrument(span));
+                        }
+                        // The handshake (bounded) runs in the connection's own task.
+                        Some(tls) => {
+                            let conn = async move {
+                                match tls.accept(stream, remote).await {
+                                    Ok(s) => serve_conn(s, peer, settings, handler, stopped).await,
+                                    Err(e) => warn!(peer = %remote, error = %e, "TLS handshake failed, connection closed"),
+                                }
+                            };
+                            conns.spawn(conn.instrument(span));
+                        }
+                    }
                 }
                 Err(e) => {
                     warn!(error = %e, "accept failed");
@@ -179,14 +195,15 @@ async fn accept_loop(
     }
 }
 
-async fn serve_conn(
-    stream: TcpStream,
+async fn serve_conn<IO>(
+    stream: IO,
     peer: Arc<Peer>,
     settings: H2Settings,
     handler: Handler,
     mut stopped: watch::Receiver<bool>,
-) {
-    let _ = stream.set_nodelay(true);
+) where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new());
     builder
@@ -489,7 +506,8 @@ impl Handler {
         // JSON messages (`application/grpc+json`) are transcoded with the schema.
         let mut json = None;
         if idl {
-            let content_type = headers::get(req.headers(), http::header::CONTENT_TYPE).unwrap_or("");
+            let content_type =
+                headers::get(req.headers(), http::header::CONTENT_TYPE).unwrap_or("");
             if content_type == GRPC_JSON {
                 let schema = self.schemas.method(&exported.interface, method);
                 json = Some(schema.map(|m| JsonCodec::new(&m)).ok_or_else(|| {

@@ -181,9 +181,12 @@ pub fn subscribe_url(consumer: &Url) -> Url {
 }
 
 /// The URL a consumer registers (`category=consumers`, `check=false`), as Java writes it
-/// under `/dubbo/{interface}/consumers`.
+/// under `/dubbo/{interface}/consumers`, without this process's TLS key files
+/// ([`SSL_CLIENT_KEYS`](rubbo_common::keys::SSL_CLIENT_KEYS)).
 pub fn consumer_register_url(consumer: &Url) -> Url {
-    consumer.with_params([(CATEGORY_KEY, CONSUMERS_CATEGORY), (CHECK_KEY, "false")])
+    consumer
+        .without_params(rubbo_common::keys::SSL_CLIENT_KEYS)
+        .with_params([(CATEGORY_KEY, CONSUMERS_CATEGORY), (CHECK_KEY, "false")])
 }
 
 /// Whether a service (or reference) should be registered: `register` is not `false`.

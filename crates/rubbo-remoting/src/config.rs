@@ -37,6 +37,8 @@ pub struct ClientConfig {
     pub write_queue: usize,
     /// Builds the body of locally generated error responses (status 90).
     pub error_body: ErrorBodyFn,
+    /// TLS for every connection (the `dubbo.ssl.client-*` keys); `None` is plaintext.
+    pub tls: Option<crate::TlsConnector>,
 }
 
 impl Default for ClientConfig {
@@ -50,6 +52,7 @@ impl Default for ClientConfig {
             reconnect_backoff_max: Duration::from_millis(2000),
             write_queue: 8192,
             error_body: hessian2_error_body,
+            tls: None,
         }
     }
 }
@@ -96,6 +99,12 @@ impl ClientConfig {
     /// Sets the error-body encoder.
     pub fn with_error_body(mut self, f: ErrorBodyFn) -> Self {
         self.error_body = f;
+        self
+    }
+
+    /// Sets TLS (`None`: plaintext).
+    pub fn with_tls(mut self, tls: Option<crate::TlsConnector>) -> Self {
+        self.tls = tls;
         self
     }
 }
@@ -166,6 +175,9 @@ pub struct ServerConfig {
     /// handler panic, 25 on an over-payload response, 100 when over
     /// `max_in_flight`).
     pub error_body: ErrorBodyFn,
+    /// TLS on every accepted connection (the `dubbo.ssl.server-*` keys); `None` is
+    /// plaintext. With TLS, a client that does not speak it is refused.
+    pub tls: Option<crate::TlsAcceptor>,
 }
 
 impl Default for ServerConfig {
@@ -181,6 +193,7 @@ impl Default for ServerConfig {
             max_in_flight: 0,
             queued: 0,
             error_body: hessian2_error_body,
+            tls: None,
         }
     }
 }
@@ -270,6 +283,12 @@ impl ServerConfig {
     /// Sets the error-body encoder.
     pub fn with_error_body(mut self, f: ErrorBodyFn) -> Self {
         self.error_body = f;
+        self
+    }
+
+    /// Sets TLS (`None`: plaintext).
+    pub fn with_tls(mut self, tls: Option<crate::TlsAcceptor>) -> Self {
+        self.tls = tls;
         self
     }
 }

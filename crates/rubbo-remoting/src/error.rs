@@ -9,6 +9,9 @@ use crate::Status;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RemotingError {
+    /// TLS could not be set up, or its handshake failed.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
     /// Connecting failed.
     #[error("failed to connect to {addr}: {source}")]
     Connect {
@@ -91,8 +94,8 @@ impl RemotingError {
         matches!(self, RemotingError::Timeout { .. })
     }
 
-    /// `true` for connection-level failures (connect, disconnected, channel
-    /// inactive, readonly, closed): the call can go to another provider.
+    /// `true` for connection-level failures (connect, TLS handshake, disconnected,
+    /// channel inactive, readonly, closed): the call can go to another provider.
     pub fn is_network(&self) -> bool {
         matches!(
             self,
@@ -102,6 +105,9 @@ impl RemotingError {
                 | RemotingError::ReadOnly { .. }
                 | RemotingError::ChannelInactive { .. }
                 | RemotingError::Closed { .. }
+                | RemotingError::Tls(
+                    crate::TlsError::Handshake { .. } | crate::TlsError::HandshakeTimeout { .. }
+                )
         )
     }
 

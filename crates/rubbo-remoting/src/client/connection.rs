@@ -8,9 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
@@ -79,7 +78,36 @@ impl Connection {
             debug!(error = %e, "TCP_NODELAY not set");
         }
         let local_addr = stream.local_addr().map_err(connect_err)?;
-        let (rd, wr) = stream.into_split();
+        match &config.tls {
+            None => {
+                let (rd, wr) = stream.into_split();
+                Ok(Self::start(addr, config, parent, local_addr, rd, wr))
+            }
+            Some(tls) => {
+                let stream = tls
+                    .connect(addr, stream)
+                    .await
+                    .inspect_err(|e| warn!(peer = %addr, error = %e, "TLS handshake failed"))?;
+                let (rd, wr) = tokio::io::split(stream);
+                Ok(Self::start(addr, config, parent, local_addr, rd, wr))
+            }
+        }
+    }
+
+    /// Starts the writer, reader and timeout sweeper of a connected (and, with TLS,
+    /// handshaken) socket.
+    fn start<R, W>(
+        addr: &Arc<str>,
+        config: &ClientConfig,
+        parent: &CancellationToken,
+        local_addr: SocketAddr,
+        rd: R,
+        wr: W,
+    ) -> Arc<Connection>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let (tx, rx) = mpsc::channel(config.write_queue.max(1));
         let token = parent.child_token();
         let pending = Arc::new(Pending::new());
@@ -115,7 +143,7 @@ impl Connection {
         };
         tokio::spawn(in_span(span, read_loop(conn.clone(), rd, reader)));
         debug!(peer = %addr, local = %local_addr, "connected");
-        Ok(conn)
+        conn
     }
 
     pub(crate) fn local_addr(&self) -> SocketAddr {
@@ -279,14 +307,18 @@ struct ReadConfig {
     error_body: fn(u8, &str) -> Bytes,
 }
 
-async fn read_loop(conn: Arc<Connection>, mut rd: OwnedReadHalf, cfg: ReadConfig) {
+async fn read_loop<R: AsyncRead + Unpin>(conn: Arc<Connection>, mut rd: R, cfg: ReadConfig) {
     let reason = read_frames(&conn, &mut rd, &cfg).await;
     conn.close();
     let failed = conn.pending.fail_all(|id| conn.inactive(id));
     debug!(reason, failed, "connection closed");
 }
 
-async fn read_frames(conn: &Connection, rd: &mut OwnedReadHalf, cfg: &ReadConfig) -> &'static str {
+async fn read_frames<R: AsyncRead + Unpin>(
+    conn: &Connection,
+    rd: &mut R,
+    cfg: &ReadConfig,
+) -> &'static str {
     let mut buf = BytesMut::with_capacity(READ_BUF);
     let mut decoder = Decoder::new(cfg.payload);
     let mut idle = IdleTicker::new(cfg.heartbeat);
@@ -309,6 +341,12 @@ async fn read_frames(conn: &Connection, rd: &mut OwnedReadHalf, cfg: &ReadConfig
                             }
                         }
                     }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    // Only TLS reports this: an alert from the server (for instance
+                    // one refusing this client's certificate) or a corrupt record.
+                    warn!(peer = %conn.addr, error = %e, "TLS connection failed");
+                    return "TLS error";
                 }
                 Err(e) => {
                     debug!(error = %e, "read failed");

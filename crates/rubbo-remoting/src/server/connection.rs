@@ -12,9 +12,8 @@ use std::time::Duration;
 use bytes::BytesMut;
 use futures::FutureExt;
 use rubbo_common::executor::{Admitted, Executions, Exhausted};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, error, trace, warn};
@@ -41,6 +40,39 @@ pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketA
             return;
         }
     };
+    match shared.config.tls.clone() {
+        None => {
+            let (rd, wr) = stream.into_split();
+            start(shared, rd, wr, peer, local);
+        }
+        Some(tls) => {
+            // The handshake runs in its own task, so a slow or silent client holds up
+            // no one else; it is bounded by the acceptor's handshake timeout.
+            let s = shared.clone();
+            let span = tracing::debug_span!("tls", %peer);
+            shared.tracker.spawn(in_span(span, async move {
+                let accepted = tokio::select! {
+                    _ = s.hard.cancelled() => return,
+                    r = tls.accept(stream, peer) => r,
+                };
+                match accepted {
+                    Ok(stream) => {
+                        let (rd, wr) = tokio::io::split(stream);
+                        start(&s, rd, wr, peer, local);
+                    }
+                    Err(e) => warn!(%peer, error = %e, "TLS handshake failed, connection closed"),
+                }
+            }));
+        }
+    }
+}
+
+/// Starts the reader and writer of an accepted (and, with TLS, handshaken) connection.
+fn start<R, W>(shared: &Arc<ServerShared>, rd: R, wr: W, peer: SocketAddr, local: SocketAddr)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let info = ConnectionInfo {
         id: NEXT_CONN_ID.fetch_add(1, Ordering::Relaxed),
         peer,
@@ -50,7 +82,6 @@ pub(super) fn spawn(shared: &Arc<ServerShared>, stream: TcpStream, peer: SocketA
             local,
         }),
     };
-    let (rd, wr) = stream.into_split();
     let (tx, rx) = mpsc::channel(shared.config.write_queue.max(1));
     let close = shared.hard.child_token();
     let drain = CancellationToken::new();
@@ -113,7 +144,7 @@ struct ServerConn {
 }
 
 impl ServerConn {
-    async fn read_loop(&self, mut rd: OwnedReadHalf) -> &'static str {
+    async fn read_loop<R: AsyncRead + Unpin>(&self, mut rd: R) -> &'static str {
         let cfg = &self.shared.config;
         let mut buf = BytesMut::with_capacity(READ_BUF);
         let mut decoder = Decoder::new(cfg.payload);

@@ -119,11 +119,21 @@ impl RubboBuilder {
             self = self.config_center(config_center_url(address, &cc.attributes));
         }
         let list = |m: &std::collections::BTreeMap<String, String>| {
-            m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>()
         };
+        // `dubbo.ssl.*` is one per application, as in Java: its server keys reach every
+        // exported service's URL and its client keys every reference's, with the
+        // weakest precedence; the protocols read them there (rubbo_remoting::tls), and
+        // they are dropped from the URLs written to registries.
+        let mut provider: Vec<(String, String)> = config.ssl().server_params();
+        provider.extend(list(&config.provider().params));
+        let mut consumer: Vec<(String, String)> = config.ssl().client_params();
+        consumer.extend(list(&config.consumer().params));
         self.scoped = ScopedParams {
-            provider: list(&config.provider().params),
-            consumer: list(&config.consumer().params),
+            provider,
+            consumer,
             services: config
                 .services()
                 .iter()

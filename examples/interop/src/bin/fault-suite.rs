@@ -461,12 +461,17 @@ struct Suite {
 
 impl Suite {
     fn consumer(&self, params: &[(&str, &str)], registry: &str) -> Result<Rubbo> {
+        // Interface-level discovery: the suite registers the proxied provider's
+        // address itself (at interface level), and the faults are those of the
+        // connections and the registry, not of the discovery level (cell 10 covers
+        // application level and the migration between the two).
         let mut b = Rubbo::builder()
             .application("fault-consumer")
             .registry(registry)
             .param("timeout", "1000")
             .param("retries", "2")
-            .param("check", "false");
+            .param("check", "false")
+            .param("migration.step", "FORCE_INTERFACE");
         for (k, v) in params {
             b = b.param(*k, *v);
         }
@@ -849,6 +854,8 @@ struct Proxy {
     port: u16,
     silent: watch::Sender<bool>,
     accepted_while_silent: Arc<AtomicUsize>,
+    /// Bytes forwarded (both ways) so far.
+    forwarded: Arc<AtomicU64>,
 }
 
 async fn proxy(upstream: u16) -> Result<Proxy> {
@@ -857,6 +864,8 @@ async fn proxy(upstream: u16) -> Result<Proxy> {
     let (silent, rx) = watch::channel(false);
     let accepted_while_silent = Arc::new(AtomicUsize::new(0));
     let counter = accepted_while_silent.clone();
+    let forwarded = Arc::new(AtomicU64::new(0));
+    let bytes = forwarded.clone();
     tokio::spawn(async move {
         let mut held = Vec::new();
         while let Ok((down, _)) = listener.accept().await {
@@ -870,14 +879,15 @@ async fn proxy(upstream: u16) -> Result<Proxy> {
             };
             let (dr, dw) = down.into_split();
             let (ur, uw) = up.into_split();
-            tokio::spawn(pipe(dr, uw, rx.clone()));
-            tokio::spawn(pipe(ur, dw, rx.clone()));
+            tokio::spawn(pipe(dr, uw, rx.clone(), bytes.clone()));
+            tokio::spawn(pipe(ur, dw, rx.clone(), bytes.clone()));
         }
     });
     Ok(Proxy {
         port,
         silent,
         accepted_while_silent,
+        forwarded,
     })
 }
 
@@ -887,6 +897,7 @@ async fn pipe(
     mut r: tokio::net::tcp::OwnedReadHalf,
     mut w: tokio::net::tcp::OwnedWriteHalf,
     mut silent: watch::Receiver<bool>,
+    forwarded: Arc<AtomicU64>,
 ) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -905,6 +916,7 @@ async fn pipe(
                     if w.write_all(&buf[..n]).await.is_err() {
                         return;
                     }
+                    forwarded.fetch_add(n as u64, Ordering::Relaxed);
                 }
             },
             _ = silent.changed() => {}
@@ -931,13 +943,22 @@ async fn silent(suite: &mut Suite) -> Result<()> {
     let client = client_of(&rubbo).await?;
     see_providers(&client, 3).await?;
     let flag = px.silent.clone();
-    let silenced = Arc::new(Mutex::new(None::<Instant>));
-    let at = silenced.clone();
+    let before = Arc::new(AtomicU64::new(0));
+    let seen = before.clone();
+    let forwarded = px.forwarded.clone();
     let l = under_load(suite, &client, "silent", Duration::from_secs(3), async {
-        *at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        seen.store(forwarded.load(Ordering::SeqCst), Ordering::SeqCst);
         let _ = flag.send(true);
     })
     .await;
+    // The proxied provider was in use before the silence (the path under test).
+    let before = before.load(Ordering::SeqCst);
+    suite.check(
+        "silent",
+        "calls-went-through-the-proxy-before-the-silence",
+        before > 0,
+        "the proxy forwarded nothing: the consumer did not use the proxied address".into(),
+    );
     suite.figures("silent", &l, &logs(&ps), true);
     // No call waited past one timeout (1 s, the silent attempt) plus a normal call.
     let max = l.max();

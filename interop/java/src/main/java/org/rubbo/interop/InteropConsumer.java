@@ -299,6 +299,8 @@ public final class InteropConsumer {
             bootstrap.reference(greeterRef);
             bootstrap.reference(streamRef);
         }
+        // TLS: dubbo.ssl.* system properties (JAVA_OPTS=-Ddubbo.ssl...).
+        SslFromProperties.apply(bootstrap);
         bootstrap.start();
 
         InteropService svc = ref.get();

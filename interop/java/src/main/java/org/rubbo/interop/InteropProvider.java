@@ -20,6 +20,9 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  * {@code --config}: the {@code dubbo:} tree of a YAML file, as system properties (see
  * {@link YamlConfig}); they beat the flags, as in Java's {@code Environment}.
  *
+ * TLS: Java's {@code dubbo.ssl.*} keys as system properties ({@code JAVA_OPTS=-Ddubbo.ssl...}),
+ * see {@link SslFromProperties}.
+ *
  * {@code --register-mode} (Dubbo default {@code all}): {@code interface} writes only
  * /dubbo/&lt;iface&gt;/providers, {@code instance} only the application-level /services nodes.
  *
@@ -85,6 +88,7 @@ public final class InteropProvider {
             streams.setRef(new StreamServiceImpl());
             bootstrap.service(streams);
         }
+        SslFromProperties.apply(bootstrap);
         bootstrap.start();
 
         System.out.println("READY " + protocolName + " " + port);
