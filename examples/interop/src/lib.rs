@@ -13,6 +13,7 @@ pub mod checks;
 mod contract;
 pub mod greeter;
 pub mod grpc_testing;
+pub mod harness;
 mod provider;
 pub mod stream_service;
 

@@ -44,6 +44,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use interop::checks::Report;
+use interop::harness::eventually;
 use interop::{InteropProvider, InteropService, InteropServiceClient, InteropServiceServer};
 use rubbo::{RpcError, Rubbo, Url};
 use rubbo_registry::Registry as _;
@@ -363,6 +364,9 @@ impl Load {
     }
 }
 
+/// How often a condition is polled.
+const POLL: Duration = Duration::from_millis(50);
+
 /// The most calls one scenario makes (a bound beside the time bound).
 const MAX_CALLS: u64 = 2_000_000;
 
@@ -633,7 +637,7 @@ async fn graceful(suite: &mut Suite) -> Result<()> {
     if let Some(p) = &again {
         all_logs.extend(p.log.clone());
         // The restarted provider receives calls again.
-        let ok = eventually(Duration::from_secs(30), || async {
+        let ok = eventually(Duration::from_secs(30), POLL, || async {
             client
                 .whoami()
                 .await
@@ -657,23 +661,6 @@ async fn graceful(suite: &mut Suite) -> Result<()> {
         p.terminate().await;
     }
     Ok(())
-}
-
-async fn eventually<F, Fut>(bound: Duration, mut f: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + bound;
-    loop {
-        if f().await {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 async fn slow(suite: &mut Suite, lb: &str) -> Result<()> {
@@ -777,7 +764,7 @@ async fn registered(zk: &str, ports: &[u16], bound: Duration) -> bool {
     ) else {
         return false;
     };
-    let ok = eventually(bound, || async {
+    let ok = eventually(bound, POLL, || async {
         let urls = reg
             .lookup(rubbo_registry::subscribe_url(&consumer))
             .await
@@ -803,7 +790,7 @@ async fn zk_down_start(suite: &mut Suite) -> Result<()> {
         let rubbo = suite.consumer(&[], &registry)?;
         let client = client_of(&rubbo).await?;
         see_providers(&client, 3).await?;
-        let written = eventually(Duration::from_secs(30), || async {
+        let written = eventually(Duration::from_secs(30), POLL, || async {
             std::fs::read_to_string(&cache).is_ok_and(|t| {
                 // Java's properties format escapes ':'.
                 ps.iter()
@@ -970,7 +957,7 @@ async fn silent(suite: &mut Suite) -> Result<()> {
     );
     // The heartbeat (1 s, timeout 3 s) found the dead connection: the consumer
     // connected again (to a proxy that still accepts, and still forwards nothing).
-    let reconnected = eventually(Duration::from_secs(15), || async {
+    let reconnected = eventually(Duration::from_secs(15), POLL, || async {
         px.accepted_while_silent.load(Ordering::SeqCst) > 0
     })
     .await;

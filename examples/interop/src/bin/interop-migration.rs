@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Parser;
 use interop::checks::Report;
+use interop::harness::java_rule;
 use interop::{InteropService, InteropServiceClient};
 use rubbo::{Rubbo, Url};
 
@@ -97,55 +98,6 @@ async fn spread(args: &Args, rubbo: &Rubbo, report: &mut Report) -> Result<()> {
     Ok(())
 }
 
-/// Writes (`Some(content)`) or deletes the rule through Java's `RuleWriter` (bounded).
-async fn java_rule(args: &Args, zk: &str, content: Option<&str>) -> Result<(), String> {
-    let key = format!("{APP}.migration");
-    let mut cmd = tokio::process::Command::new(&args.rule_writer);
-    cmd.arg("RuleWriter")
-        .arg("--zk")
-        .arg(zk)
-        .arg("--key")
-        .arg(&key)
-        .arg("--group")
-        .arg(GROUP);
-    let file = match content {
-        Some(c) => {
-            let path =
-                std::env::temp_dir().join(format!("interop-migration-{}.yaml", std::process::id()));
-            std::fs::write(&path, c).map_err(|e| format!("write {}: {e}", path.display()))?;
-            cmd.arg("--file").arg(&path);
-            Some(path)
-        }
-        None => {
-            cmd.arg("--delete");
-            None
-        }
-    };
-    cmd.kill_on_drop(true);
-    let out = tokio::time::timeout(Duration::from_secs(90), cmd.output()).await;
-    if let Some(f) = file {
-        let _ = std::fs::remove_file(f);
-    }
-    let out = out
-        .map_err(|_| "RuleWriter did not finish within 90 s".to_owned())?
-        .map_err(|e| format!("cannot run RuleWriter: {e}"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let want = if content.is_some() {
-        "WROTE "
-    } else {
-        "DELETED "
-    };
-    if out.status.success() && stdout.contains(want) {
-        Ok(())
-    } else {
-        Err(format!(
-            "RuleWriter exited {}: {}",
-            out.status,
-            stdout.trim()
-        ))
-    }
-}
-
 /// What the calls in flight saw: answers (provider address) per phase, failures.
 #[derive(Debug, Default)]
 struct Seen {
@@ -191,7 +143,14 @@ async fn reached(
 
 async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Result<()> {
     // Start clean: no rule from an earlier run.
-    let _ = java_rule(args, zk, None).await;
+    let _ = java_rule(
+        &args.rule_writer,
+        zk,
+        &format!("{APP}.migration"),
+        Some(GROUP),
+        None,
+    )
+    .await;
     let client = Arc::new(InteropServiceClient::new(
         rubbo
             .refer(&InteropServiceClient::SERVICE)
@@ -267,7 +226,15 @@ async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Resul
         ("rule-deleted", None, vec![inst]),
     ];
     for (i, (name, rule, want)) in phases.into_iter().enumerate() {
-        let outcome = match java_rule(args, zk, rule).await {
+        let outcome = match java_rule(
+            &args.rule_writer,
+            zk,
+            &format!("{APP}.migration"),
+            Some(GROUP),
+            rule,
+        )
+        .await
+        {
             Ok(()) => {
                 seen.phase.store(i + 1, Ordering::Release);
                 reached(&seen, i + 1, &want, 50, Duration::from_secs(30)).await

@@ -25,8 +25,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Parser;
 use interop::checks::Report;
+use interop::harness::{eventually, java_rule};
 use interop::{InteropService, InteropServiceClient};
 use rubbo::{ErrorKind, Rubbo, Url};
+
+/// How often a condition is polled.
+const POLL: Duration = Duration::from_millis(100);
 
 /// The rule keys of InteropService:1.0.0 (no group), in group `dubbo`.
 const CONFIGURATORS: &str = "org.rubbo.interop.InteropService:1.0.0:.configurators";
@@ -71,77 +75,6 @@ struct Args {
     expect: Vec<String>,
 }
 
-/// Writes (`Some(content)`) or deletes `key` through Java's `RuleWriter` (bounded).
-async fn java_rule(args: &Args, zk: &str, key: &str, content: Option<&str>) -> Result<(), String> {
-    let mut cmd = tokio::process::Command::new(&args.rule_writer);
-    cmd.arg("RuleWriter")
-        .arg("--zk")
-        .arg(zk)
-        .arg("--key")
-        .arg(key);
-    let file = match content {
-        Some(c) => {
-            let path = std::env::temp_dir().join(format!(
-                "interop-rule-{}-{}.yaml",
-                std::process::id(),
-                key.replace([':', '/'], "_")
-            ));
-            std::fs::write(&path, c).map_err(|e| format!("write {}: {e}", path.display()))?;
-            cmd.arg("--file").arg(&path);
-            Some(path)
-        }
-        None => {
-            cmd.arg("--delete");
-            None
-        }
-    };
-    cmd.kill_on_drop(true);
-    let out = tokio::time::timeout(Duration::from_secs(90), cmd.output()).await;
-    if let Some(f) = file {
-        let _ = std::fs::remove_file(f);
-    }
-    let out = out
-        .map_err(|_| "RuleWriter did not finish within 90 s".to_owned())?
-        .map_err(|e| format!("cannot run RuleWriter: {e}"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let want = if content.is_some() {
-        "WROTE "
-    } else {
-        "DELETED "
-    };
-    if out.status.success() && stdout.contains(want) {
-        Ok(())
-    } else {
-        Err(format!(
-            "RuleWriter exited {}: {} {}",
-            out.status,
-            stdout.trim(),
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        ))
-    }
-}
-
-/// Polls `cond` until it holds or `within` passes.
-async fn eventually<F, Fut>(within: Duration, mut cond: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + within;
-    loop {
-        if cond().await {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// The providers (`host:port`) `calls` whoami calls reached; `None` if one failed.
 async fn reached(client: &InteropServiceClient, calls: usize) -> Option<HashSet<String>> {
     let mut s = HashSet::new();
@@ -170,7 +103,7 @@ async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Resul
     );
     let wait = Duration::from_millis(args.wait);
     let both: HashSet<String> = [args.avoid.clone(), args.keep.clone()].into();
-    let ok = eventually(wait, || async {
+    let ok = eventually(wait, POLL, || async {
         reached(&client, 20).await.as_ref() == Some(&both)
     })
     .await;
@@ -196,9 +129,9 @@ async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Resul
         },
     );
     let rule = "configVersion: v3.0\nscope: service\nkey: org.rubbo.interop.InteropService:1.0.0\nenabled: true\nconfigs:\n  - side: consumer\n    addresses: [0.0.0.0]\n    parameters:\n      timeout: 200\n";
-    match java_rule(args, zk, CONFIGURATORS, Some(rule)).await {
+    match java_rule(&args.rule_writer, zk, CONFIGURATORS, None, Some(rule)).await {
         Ok(()) => {
-            let applied = eventually(wait, || async {
+            let applied = eventually(wait, POLL, || async {
                 times_out(&client, slow).await == Some(true)
             })
             .await;
@@ -211,9 +144,9 @@ async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Resul
         }
         Err(e) => report.record("timeout/rule-applies", Err(e)),
     }
-    match java_rule(args, zk, CONFIGURATORS, None).await {
+    match java_rule(&args.rule_writer, zk, CONFIGURATORS, None, None).await {
         Ok(()) => {
-            let back = eventually(wait, || async {
+            let back = eventually(wait, POLL, || async {
                 times_out(&client, slow).await == Some(false)
             })
             .await;
@@ -232,9 +165,9 @@ async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Resul
         "configVersion: v3.0\nscope: service\nkey: org.rubbo.interop.InteropService:1.0.0\nforce: false\nenabled: true\nconditions:\n  - => port != {port}\n"
     );
     let only_keep: HashSet<String> = [args.keep.clone()].into();
-    match java_rule(args, zk, CONDITION_ROUTER, Some(&route)).await {
+    match java_rule(&args.rule_writer, zk, CONDITION_ROUTER, None, Some(&route)).await {
         Ok(()) => {
-            let moved = eventually(wait, || async {
+            let moved = eventually(wait, POLL, || async {
                 reached(&client, 10).await.as_ref() == Some(&only_keep)
             })
             .await
@@ -248,9 +181,9 @@ async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Resul
         }
         Err(e) => report.record("condition-route/moves-away", Err(e)),
     }
-    match java_rule(args, zk, CONDITION_ROUTER, None).await {
+    match java_rule(&args.rule_writer, zk, CONDITION_ROUTER, None, None).await {
         Ok(()) => {
-            let back = eventually(wait, || async {
+            let back = eventually(wait, POLL, || async {
                 reached(&client, 20).await.as_ref() == Some(&both)
             })
             .await;
@@ -273,9 +206,9 @@ async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Resul
     );
     let tagged = client.clone().with_attachment("dubbo.tag", "gray");
     let only_avoid: HashSet<String> = [args.avoid.clone()].into();
-    match java_rule(args, zk, &tag_key, Some(&tag_rule)).await {
+    match java_rule(&args.rule_writer, zk, &tag_key, None, Some(&tag_rule)).await {
         Ok(()) => {
-            let routed = eventually(wait, || async {
+            let routed = eventually(wait, POLL, || async {
                 reached(&tagged, 10).await.as_ref() == Some(&only_keep)
             })
             .await
@@ -296,9 +229,9 @@ async fn run(args: &Args, rubbo: &Rubbo, zk: &str, report: &mut Report) -> Resul
         }
         Err(e) => report.record("tag-route/tagged-calls-to-the-tagged-provider", Err(e)),
     }
-    match java_rule(args, zk, &tag_key, None).await {
+    match java_rule(&args.rule_writer, zk, &tag_key, None, None).await {
         Ok(()) => {
-            let back = eventually(wait, || async {
+            let back = eventually(wait, POLL, || async {
                 reached(&tagged, 20).await.as_ref() == Some(&both)
                     && reached(&client, 20).await.as_ref() == Some(&both)
             })
