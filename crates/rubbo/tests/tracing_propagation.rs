@@ -80,10 +80,13 @@ impl<S: tracing::Subscriber> Layer<S> for Capture {
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, _: Context<'_, S>) {
-        if let Some(i) = self.1.lock().get(&id.into_u64()) {
+        // The index lock is let go before the spans lock is taken: `on_new_span` takes
+        // them the other way round, on another thread at the same time.
+        let index = self.1.lock().get(&id.into_u64()).copied();
+        if let Some(i) = index {
             let mut f = Fields::default();
             values.record(&mut f);
-            self.0.lock()[*i].1.extend(f.0);
+            self.0.lock()[i].1.extend(f.0);
         }
     }
 }
