@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "==> cargo test --workspace"
-cargo test --workspace --no-fail-fast
+# Bounded: a test that hangs fails the run instead of holding it until CI's limit.
+timeout "${RUBBO_TEST_TIMEOUT:-3600}" cargo test --workspace --no-fail-fast
 
 for script in interop/hessian/run.sh interop/run; do
   if [ -x "$script" ]; then
