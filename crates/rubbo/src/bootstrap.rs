@@ -557,6 +557,13 @@ impl Rubbo {
         }
         let reachable = reachable.ok_or_else(|| config_err("no protocol to export on"))?;
         let urls: Vec<Url> = exported.iter().map(|e| e.url()).collect();
+        i.qos.add_local(
+            service_invoker.get_ref().service(),
+            Arc::new(Rebased::new(
+                service_invoker.clone() as BoxInvoker,
+                reachable.clone(),
+            )),
+        );
         i.app_discovery.exported(self, &urls).await?;
         info!(service = %reachable.service_key(), addr = %reachable.address(), "service exported");
         i.qos.mark_started();

@@ -218,10 +218,14 @@ fn arg_matches(ty: &str, v: &Value) -> bool {
             matches!(ty, "java.lang.String" | "java.lang.CharSequence")
                 || (matches!(ty, "char" | "java.lang.Character") && s.chars().count() == 1)
                 // An enum constant: a type outside java.* that is not primitive.
-                || (!ty.starts_with("java.") && !PRIMITIVES.contains(&ty) && !ty.ends_with("[]"))
+                || (!ty.starts_with("java.")
+                    && !PRIMITIVES.contains(&ty)
+                    && !ty.ends_with("[]")
+                    && !ty.starts_with('['))
         }
         Value::Array(_) => {
             ty.ends_with("[]")
+                || ty.starts_with('[')
                 || matches!(
                     ty,
                     "java.util.List"
