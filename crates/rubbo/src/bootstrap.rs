@@ -617,6 +617,15 @@ impl Rubbo {
             .first()
             .cloned()
             .ok_or_else(|| config_err("nothing exported"))?;
+        // The server's execution bound in the metrics, as Java's thread pool of that
+        // port (shared by the services the server serves).
+        if let (Some(metrics), Some(pool)) = (&i.metrics, first.executions()) {
+            let port = first.url().port();
+            metrics.thread_pool(
+                rubbo_metrics::names::thread_pool::server_pool_name(port),
+                pool,
+            );
+        }
         i.exporters.lock().extend(exported);
         Ok(first)
     }
