@@ -1,10 +1,16 @@
 package org.rubbo.interop;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,9 +29,9 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  * A Java consumer of InteropService, through a registry, under steady load ({@code --threads}
  * calls of {@code whoami} in flight the whole run) while one provider is taken out with the
  * QoS {@code offline} command over HTTP (as {@code curl http://127.0.0.1:<qos>/offline}) and
- * brought back with {@code online}. The provider unregisters, so this consumer's address list
- * loses it and it gets no more calls; no call may fail meanwhile; after {@code online} it is
- * called again.
+ * brought back with {@code online} in the port's telnet form (as {@code telnet 127.0.0.1 <qos>}).
+ * The provider unregisters, so this consumer's address list loses it and it gets no more calls;
+ * no call may fail meanwhile; after {@code online} it is called again.
  *
  * <pre>
  *   run-java.sh QosOfflineConsumer --registry zookeeper://127.0.0.1:2181 \
@@ -139,6 +145,43 @@ public final class QosOfflineConsumer {
         }
     }
 
+    /**
+     * {@code command} in the QoS port's telnet form: waits for the first {@code dubbo>} prompt
+     * (after the logo), sends the line, answers the text up to the next prompt (bounded).
+     */
+    private static String telnet(String qos, String command) {
+        int colon = qos.lastIndexOf(':');
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(qos.substring(0, colon), Integer.parseInt(qos.substring(colon + 1))), 5000);
+            s.setSoTimeout(10000);
+            InputStream in = s.getInputStream();
+            OutputStream out = s.getOutputStream();
+            if (readToPrompt(in) == null) {
+                return "error: no prompt";
+            }
+            out.write((command + "\r\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            String answer = readToPrompt(in);
+            return answer == null ? "error: no prompt after the answer" : answer.trim();
+        } catch (IOException | RuntimeException e) {
+            return "error " + e;
+        }
+    }
+
+    /** The text before the next {@code dubbo>}; null at the end of the stream. */
+    private static String readToPrompt(InputStream in) throws IOException {
+        StringBuilder got = new StringBuilder();
+        byte[] buf = new byte[1024];
+        while (got.indexOf("dubbo>") < 0) {
+            int n = in.read(buf);
+            if (n < 0) {
+                return null;
+            }
+            got.append(new String(buf, 0, n, StandardCharsets.UTF_8));
+        }
+        return got.substring(0, got.indexOf("dubbo>"));
+    }
+
     private int run(Args args) throws Exception {
         String registry = args.registry();
         String gone = args.get("offline", null);
@@ -192,8 +235,8 @@ public final class QosOfflineConsumer {
                     "still calling " + gone + " (no " + quiet + " answers in a row by " + keep + " alone)");
             info("offline: " + quiet + " answers by " + keep + " and none by " + gone + " within " + took + " ms");
             long before = answeredBy(gone);
-            String on = qos(http, qos, "online");
-            result("qos-offline/online-over-http-answers-ok", on.equals("200 OK"), "got '" + on + "'");
+            String on = telnet(qos, "online");
+            result("qos-offline/online-over-telnet-answers-ok", on.equals("OK"), "got '" + on + "'");
             long start = System.currentTimeMillis();
             boolean back = eventually(wait, () -> answeredBy(gone) > before);
             result("qos-offline/online-java-consumer-calls-it-again", back, "never called " + gone + " again");
