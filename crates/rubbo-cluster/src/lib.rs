@@ -19,5 +19,5 @@ pub use error::ClusterError;
 pub use loadbalance::{LoadBalance, load_balances};
 pub use mock::{MockClusterInvoker, MockRegistry};
 pub use random::Rand;
-pub use router::{Candidates, Router, RouterChain};
+pub use router::{Candidates, RouteRecorder, Router, RouterChain};
 pub use status::{MethodStatus, MethodView, RpcStatus, StatusInvoker};

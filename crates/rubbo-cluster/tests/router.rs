@@ -456,3 +456,52 @@ fn cached_then_results_follow_snapshot_and_consumer_changes() {
         ["10.20.153.10", "172.22.3.91"]
     );
 }
+
+#[test]
+fn router_snapshot_records_each_routers_step_only_while_enabled() {
+    let chain = RouterChain::builtin();
+    chain
+        .set_rule(
+            "org.demo.Greeter::.condition-router",
+            "scope: service\nkey: \"org.demo.Greeter::\"\nconditions:\n  - => region = hz",
+        )
+        .unwrap();
+    let all = std::sync::Arc::new(ps());
+    let c = consumer("10.0.0.1", "");
+    chain.route_list(&all, &c, &inv("hello"));
+    assert!(chain.recorder().recent().is_empty(), "recorded while off");
+
+    chain.recorder().set_enabled(true);
+    let routed = chain.route_list(&all, &c, &inv("hello"));
+    assert_eq!(hosts(&routed), ["10.20.153.10", "172.22.3.91"]);
+    let recent = chain.recorder().recent();
+    assert_eq!(recent.len(), 1);
+    let text = &recent[0];
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .ends_with("Service: org.demo.Greeter Method: hello"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "[ Parent Invokers: 4 -> 2 ] 10.20.153.10:20880,10.20.153.11:20880,\
+             172.22.3.91:20880,172.22.3.92:20880 -> 10.20.153.10:20880,172.22.3.91:20880"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n  [ service-condition Invokers: 4 -> 2 ]"),
+        "{text}"
+    );
+    assert!(text.contains("\n  [ mock Invokers: 4 -> 4 ]"), "{text}");
+
+    chain.recorder().set_enabled(false);
+    chain.route_list(&all, &c, &inv("hello"));
+    assert!(chain.recorder().recent().is_empty());
+    assert_eq!(
+        chain.router_names(),
+        ["mock", "tag", "service-condition", "app-condition"]
+    );
+}

@@ -214,6 +214,32 @@ impl Executions {
     pub fn rejected(&self) -> u64 {
         self.rejected.load(Ordering::Relaxed)
     }
+
+    /// Calls running now (holding one of the `threads` slots, as far as admission
+    /// tells): Java's `getActiveCount`.
+    pub fn running(&self) -> usize {
+        self.admitted().min(self.bound.threads)
+    }
+
+    /// Calls admitted and waiting for a slot now: Java's `getQueue().size()`.
+    pub fn queued(&self) -> usize {
+        self.admitted().saturating_sub(self.bound.threads)
+    }
+
+    /// The most calls that ever ran at once: Java's `getLargestPoolSize`.
+    pub fn largest(&self) -> usize {
+        self.largest.load(Ordering::Relaxed)
+    }
+
+    /// Calls admitted so far: Java's `getTaskCount`.
+    pub fn tasks(&self) -> u64 {
+        self.tasks.load(Ordering::Relaxed)
+    }
+
+    /// Admitted calls that ended so far: Java's `getCompletedTaskCount`.
+    pub fn completed(&self) -> u64 {
+        self.completed.load(Ordering::Relaxed)
+    }
 }
 
 /// A call admitted by [`Executions::try_admit`]; it counts until dropped.

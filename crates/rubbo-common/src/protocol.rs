@@ -1,5 +1,8 @@
 //! `Protocol` and `Exporter`: how services are exposed and referred on the wire.
 
+use std::sync::Arc;
+
+use crate::executor::Executions;
 use crate::{BoxFuture, BoxInvoker, RpcError, Url};
 
 /// A wire protocol (`dubbo`, `tri`...): exports local invokers as a server and refers
@@ -58,4 +61,11 @@ pub trait Exporter: Send + Sync + std::fmt::Debug {
 
     /// Stops serving this service (the server closes with its last service).
     fn unexport(&self) -> BoxFuture<'static, ()>;
+
+    /// The execution bound of the server serving this service (Java's provider thread
+    /// pool, shared by the services on one port), when it has one; for its metrics.
+    /// Default: none.
+    fn executions(&self) -> Option<Arc<Executions>> {
+        None
+    }
 }

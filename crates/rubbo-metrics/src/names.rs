@@ -102,6 +102,37 @@ pub const APPLICATION_INFO: &str = "dubbo_application_info_total";
 /// Its help text.
 pub const APPLICATION_INFO_HELP: &str = "Total Application Info";
 
+/// The provider thread pool gauges (Java's `MetricsKey.THREAD_POOL_*`, sampled by its
+/// `ThreadPoolMetricsSampler` and `ThreadRejectMetricsCountSampler`): name and help.
+/// Java exports every one of them, the reject count included, as a gauge.
+pub mod thread_pool {
+    /// `dubbo.thread.pool.core.size`.
+    pub const CORE_SIZE: (&str, &str) = ("dubbo_thread_pool_core_size", "Thread Pool Core Size");
+    /// `dubbo.thread.pool.largest.size`.
+    pub const LARGEST_SIZE: (&str, &str) =
+        ("dubbo_thread_pool_largest_size", "Thread Pool Largest Size");
+    /// `dubbo.thread.pool.max.size`.
+    pub const MAX_SIZE: (&str, &str) = ("dubbo_thread_pool_max_size", "Thread Pool Max Size");
+    /// `dubbo.thread.pool.active.size`.
+    pub const ACTIVE_SIZE: (&str, &str) =
+        ("dubbo_thread_pool_active_size", "Thread Pool Active Size");
+    /// `dubbo.thread.pool.thread.count`.
+    pub const THREAD_COUNT: (&str, &str) =
+        ("dubbo_thread_pool_thread_count", "Thread Pool Thread Count");
+    /// `dubbo.thread.pool.queue.size`.
+    pub const QUEUE_SIZE: (&str, &str) = ("dubbo_thread_pool_queue_size", "Thread Pool Queue Size");
+    /// `dubbo.thread.pool.reject.thread.count`.
+    pub const REJECT_THREAD_COUNT: (&str, &str) = (
+        "dubbo_thread_pool_reject_thread_count",
+        "Thread Pool Reject Thread Count",
+    );
+    /// A provider server's pool name: Java's `DubboServerHandler-<port>`
+    /// (`SERVER_THREAD_POOL_NAME` and the executor repository's key, the port).
+    pub fn server_pool_name(port: u16) -> String {
+        format!("DubboServerHandler-{port}")
+    }
+}
+
 /// The label names (Java's `MetricsConstants.TAG_*`, dots as underscores).
 pub mod labels {
     /// `application.name`.
@@ -124,4 +155,8 @@ pub mod labels {
     pub const GROUP: &str = "group";
     /// `version` (empty when none).
     pub const VERSION: &str = "version";
+    /// `pid`.
+    pub const PID: &str = "pid";
+    /// `thread.pool.name`.
+    pub const THREAD_POOL_NAME: &str = "thread_pool_name";
 }

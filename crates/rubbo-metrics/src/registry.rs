@@ -13,6 +13,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 use rubbo_common::Side;
+use rubbo_common::executor::Executions;
 
 use crate::names::{self, MethodKey, labels};
 use crate::stats::MethodStats;
@@ -47,6 +48,8 @@ struct Inner {
     hostname: String,
     service_level: bool,
     stats: Mutex<Table>,
+    /// The provider servers' execution bounds, by pool name, in the order added.
+    pools: Mutex<Vec<(String, Arc<Executions>)>>,
 }
 
 /// One application's metrics (Java's `DefaultMetricsCollector` with its
@@ -95,6 +98,7 @@ impl Metrics {
             hostname: hostname(),
             service_level: false,
             stats: Mutex::default(),
+            pools: Mutex::default(),
         })
     }
 
@@ -120,6 +124,7 @@ impl Metrics {
             hostname: shared.hostname.clone(),
             service_level: shared.service_level,
             stats: Mutex::new(shared.stats.lock().clone()),
+            pools: Mutex::new(shared.pools.lock().clone()),
         });
         f(&mut inner);
         Metrics::build(inner)
@@ -188,6 +193,31 @@ impl Metrics {
         s
     }
 
+    /// Exports the gauges of a provider server's execution bound under `name` (Java's
+    /// thread pool metrics; [`names::thread_pool::server_pool_name`] names a server's
+    /// pool as Java does). Its counters are read on each scrape: recording them costs
+    /// the pool's own atomics, nothing here. A pool of the same name is replaced.
+    ///
+    /// ```
+    /// use rubbo_common::executor::{ExecutorBound, Executions};
+    /// use rubbo_metrics::Metrics;
+    ///
+    /// let metrics = Metrics::new("demo");
+    /// let pool = Executions::new(ExecutorBound { threads: 4, queues: 0 });
+    /// metrics.thread_pool("DubboServerHandler-20880", pool);
+    /// let text = metrics.encode();
+    /// let core = text.lines().find(|l| l.starts_with("dubbo_thread_pool_core_size{")).unwrap();
+    /// assert!(core.contains("thread_pool_name=\"DubboServerHandler-20880\"") && core.ends_with(" 4"));
+    /// ```
+    pub fn thread_pool(&self, name: impl Into<String>, pool: Arc<Executions>) {
+        let name = name.into();
+        let mut pools = self.inner.pools.lock();
+        match pools.iter_mut().find(|(n, _)| *n == name) {
+            Some(p) => p.1 = pool,
+            None => pools.push((name, pool)),
+        }
+    }
+
     /// The metrics in the Prometheus text format (OpenMetrics flavour, ending in
     /// `# EOF`), what Java's QoS `metrics` command answers.
     pub fn encode(&self) -> String {
@@ -242,6 +272,8 @@ impl Collector for Exported {
             MetricType::Gauge,
         )?;
         info.encode(m.encode_family(&info_labels)?)?;
+
+        encode_thread_pools(i, &mut encoder)?;
 
         let all: Vec<Arc<MethodStats>> = i.stats.lock().ordered.clone();
         let snaps: Vec<_> = all.iter().map(|s| (s, s.snapshot())).collect();
@@ -300,6 +332,47 @@ impl Collector for Exported {
     }
 }
 
+/// Java's thread pool gauges, one series per pool (labels sorted, as Micrometer
+/// writes them). Java's core and max sizes are both `threads` for its default fixed
+/// pool; its thread count (threads started, which a fixed pool never stops) is the
+/// largest number that ever ran at once here, as a task needs no thread of its own.
+fn encode_thread_pools(i: &Inner, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+    let pools = i.pools.lock().clone();
+    if pools.is_empty() {
+        return Ok(());
+    }
+    use names::thread_pool as tp;
+    type Read = fn(&Executions) -> u64;
+    let gauges: [((&str, &str), Read); 7] = [
+        (tp::CORE_SIZE, |e| size(e.bound().threads)),
+        (tp::LARGEST_SIZE, |e| size(e.largest())),
+        (tp::MAX_SIZE, |e| size(e.bound().threads)),
+        (tp::ACTIVE_SIZE, |e| size(e.running())),
+        (tp::THREAD_COUNT, |e| size(e.largest())),
+        (tp::QUEUE_SIZE, |e| size(e.queued())),
+        (tp::REJECT_THREAD_COUNT, Executions::rejected),
+    ];
+    let pid = std::process::id().to_string();
+    for ((name, help), read) in gauges {
+        let mut m = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+        for (pool, e) in &pools {
+            let labels = [
+                (labels::APPLICATION_NAME, i.application.as_str()),
+                (labels::HOSTNAME, i.hostname.as_str()),
+                (labels::IP, i.ip.as_str()),
+                (labels::PID, pid.as_str()),
+                (labels::THREAD_POOL_NAME, pool.as_str()),
+            ];
+            ConstGauge::new(clamp(read(e))).encode(m.encode_family(&labels)?)?;
+        }
+    }
+    Ok(())
+}
+
+fn size(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
 fn clamp(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
@@ -354,6 +427,61 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn thread_pool_gauges_read_the_pool_at_each_scrape() {
+        use rubbo_common::executor::ExecutorBound;
+        let metrics = Metrics::new("demo").with_ip("10.1.2.3");
+        let pool = Executions::new(ExecutorBound {
+            threads: 2,
+            queues: 1,
+        });
+        metrics.thread_pool(names::thread_pool::server_pool_name(20880), pool.clone());
+        let labels = format!(
+            "{{application_name=\"demo\",hostname=\"{}\",ip=\"10.1.2.3\",pid=\"{}\",\
+             thread_pool_name=\"DubboServerHandler-20880\"}}",
+            metrics.inner.hostname,
+            std::process::id()
+        );
+        let check = |want: &[(&str, u64)]| {
+            let text = metrics.encode();
+            for (name, value) in want {
+                let line = format!("{name}{labels} {value}");
+                assert!(text.lines().any(|l| l == line), "no {line} in\n{text}");
+            }
+        };
+        let admitted: Vec<_> = (0..3).map(|_| pool.try_admit().unwrap()).collect();
+        assert!(pool.try_admit().is_err());
+        check(&[
+            ("dubbo_thread_pool_core_size", 2),
+            ("dubbo_thread_pool_max_size", 2),
+            ("dubbo_thread_pool_largest_size", 2),
+            ("dubbo_thread_pool_active_size", 2),
+            ("dubbo_thread_pool_thread_count", 2),
+            ("dubbo_thread_pool_queue_size", 1),
+            ("dubbo_thread_pool_reject_thread_count", 1),
+        ]);
+        drop(admitted);
+        check(&[
+            ("dubbo_thread_pool_largest_size", 2),
+            ("dubbo_thread_pool_active_size", 0),
+            ("dubbo_thread_pool_queue_size", 0),
+            ("dubbo_thread_pool_reject_thread_count", 1),
+        ]);
+        assert_eq!((pool.tasks(), pool.completed()), (3, 3));
+        // Java writes them as gauges, the reject count too.
+        let text = metrics.encode();
+        assert!(text.contains("# TYPE dubbo_thread_pool_reject_thread_count gauge"));
+        // Added again under the same name: replaced, not doubled.
+        metrics.thread_pool("DubboServerHandler-20880", pool);
+        let text = metrics.encode();
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with("dubbo_thread_pool_core_size{"))
+                .count(),
+            1
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use rubbo_common::executor::ExecutorBound;
+use rubbo_common::executor::{Executions, ExecutorBound};
 use rubbo_common::keys::{self, Connections};
 use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Protocol, RpcError, Serialization, Url};
 use rubbo_remoting::{
@@ -247,6 +247,7 @@ impl Protocol for DubboProtocol {
                 key,
                 invoker,
                 url,
+                executions: entry.server.executions(),
             }) as Box<dyn Exporter>)
         })
     }
@@ -305,6 +306,7 @@ struct DubboExporter {
     key: String,
     invoker: BoxInvoker,
     url: Url,
+    executions: Option<Arc<Executions>>,
 }
 
 impl Exporter for DubboExporter {
@@ -314,6 +316,10 @@ impl Exporter for DubboExporter {
 
     fn url(&self) -> Url {
         self.url.clone()
+    }
+
+    fn executions(&self) -> Option<Arc<Executions>> {
+        self.executions.clone()
     }
 
     fn unexport(&self) -> BoxFuture<'static, ()> {

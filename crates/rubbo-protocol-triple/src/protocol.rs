@@ -184,6 +184,7 @@ impl Protocol for TripleProtocol {
                 key,
                 invoker,
                 url,
+                executions: entry.server.executions(),
             }) as Box<dyn Exporter>)
         })
     }
@@ -244,6 +245,7 @@ struct TripleExporter {
     key: String,
     invoker: BoxInvoker,
     url: Url,
+    executions: Option<Arc<Executions>>,
 }
 
 impl Exporter for TripleExporter {
@@ -253,6 +255,10 @@ impl Exporter for TripleExporter {
 
     fn url(&self) -> Url {
         self.url.clone()
+    }
+
+    fn executions(&self) -> Option<Arc<Executions>> {
+        self.executions.clone()
     }
 
     fn unexport(&self) -> BoxFuture<'static, ()> {

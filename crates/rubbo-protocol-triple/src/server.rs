@@ -73,6 +73,7 @@ pub(crate) struct Handler {
 pub(crate) struct Server {
     local: SocketAddr,
     health: Arc<health::Statuses>,
+    executions: Option<Arc<Executions>>,
     stop: watch::Sender<bool>,
     task: Mutex<Option<JoinHandle<()>>>,
 }
@@ -89,6 +90,7 @@ impl Server {
         let listener = TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         let health = handler.health.clone();
+        let executions = handler.executions.clone();
         let (stop, stopped) = watch::channel(false);
         let span = tracing::debug_span!("triple.server", addr = %local);
         let task = tokio::spawn(
@@ -98,6 +100,7 @@ impl Server {
         Ok(Server {
             local,
             health,
+            executions,
             stop,
             task: Mutex::new(Some(task)),
         })
@@ -111,6 +114,11 @@ impl Server {
     /// The health statuses of its services.
     pub(crate) fn health(&self) -> &health::Statuses {
         &self.health
+    }
+
+    /// The bound on calls handled at once, when there is one.
+    pub(crate) fn executions(&self) -> Option<Arc<Executions>> {
+        self.executions.clone()
     }
 
     /// Stops accepting, lets every connection finish its calls (GOAWAY), within the

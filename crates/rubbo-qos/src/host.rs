@@ -102,6 +102,71 @@ pub struct ConfigSection {
     pub attributes: BTreeMap<String, String>,
 }
 
+/// A method of an exported service, as `invoke` picks one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodSignature {
+    /// The method name.
+    pub name: String,
+    /// The Java parameter type names (`java.lang.String`, `int`, `org.x.User`...).
+    pub parameter_types: Vec<String>,
+}
+
+/// An exported service and its methods (for `invoke` and `count`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalService {
+    /// `group/interface:version`.
+    pub service_key: String,
+    /// The Java interface name.
+    pub interface: String,
+    /// Its methods, in declaration order.
+    pub methods: Vec<MethodSignature>,
+}
+
+impl LocalService {
+    /// Whether `name` names this service as Java's `count` and `invoke` accept one:
+    /// the service key, the interface, or its simple name (ignoring case, as
+    /// `invoke` does).
+    pub fn is_named(&self, name: &str) -> bool {
+        let simple = self.interface.rsplit('.').next().unwrap_or_default();
+        [self.service_key.as_str(), self.interface.as_str(), simple]
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(name))
+    }
+}
+
+/// One method's provider-side call statistics (for `count`): the calls that ended,
+/// how many failed, how many are in flight, and their response times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MethodCount {
+    /// Calls that ended.
+    pub total: u64,
+    /// Calls that ended with a value.
+    pub succeeded: u64,
+    /// Calls that failed, whatever the reason.
+    pub failed: u64,
+    /// Calls in flight.
+    pub active: i64,
+    /// Average response time, in ms.
+    pub average_ms: u64,
+    /// Longest response time, in ms.
+    pub max_ms: u64,
+}
+
+/// One reference's router chain (for `getRouterSnapshot`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouterState {
+    /// `group/interface:version` of the reference.
+    pub service_key: String,
+    /// Providers its directory lists.
+    pub all: usize,
+    /// The available ones.
+    pub valid: usize,
+    /// The routers, in the order they run.
+    pub routers: Vec<String>,
+    /// Whether its routings are being recorded.
+    pub recording: bool,
+}
+
 /// Which registries `online`/`offline` act on (Java's `Online`, `OnlineApp`,
 /// `OnlineInterface`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,6 +281,49 @@ pub trait QosHost: Send + Sync + std::fmt::Debug + 'static {
 
     /// The framework version `version` prints.
     fn version(&self) -> String;
+
+    /// The exported services with their methods (`invoke`, `count`); none by
+    /// default.
+    fn local_services(&self) -> Vec<LocalService> {
+        Vec::new()
+    }
+
+    /// The provider-side statistics of `method` of the service `service_key`, or
+    /// `None` when the application keeps none (metrics off): what `count` shows.
+    fn method_count(&self, service_key: &str, method: &str) -> Option<MethodCount> {
+        let _ = (service_key, method);
+        None
+    }
+
+    /// Calls `method` (with these Java parameter types) of the exported service
+    /// `service_key` with JSON arguments, as `invoke` does: the result as JSON, or
+    /// the failure (a business exception included) as an error.
+    fn invoke<'a>(
+        &'a self,
+        service_key: &'a str,
+        method: &'a str,
+        parameter_types: &'a [String],
+        args: Vec<serde_json::Value>,
+    ) -> BoxFuture<'a, Result<serde_json::Value, QosError>> {
+        let _ = (service_key, method, parameter_types, args);
+        Box::pin(async { Err(QosError::command("this application cannot invoke")) })
+    }
+
+    /// The router chains of the references (`getRouterSnapshot`).
+    fn router_states(&self) -> Vec<RouterState> {
+        Vec::new()
+    }
+
+    /// Starts or stops recording the routings of the references with these service
+    /// keys (`enableRouterSnapshot`, `disableRouterSnapshot`).
+    fn set_router_recording(&self, service_keys: &[String], enabled: bool) {
+        let _ = (service_keys, enabled);
+    }
+
+    /// The recorded routings of every reference (`getRecentRouterSnapshot`).
+    fn recent_routings(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// Shuts the application down (unregister, drain, close).
     fn shutdown(&self) -> BoxFuture<'_, ()>;

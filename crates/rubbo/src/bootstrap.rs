@@ -557,6 +557,13 @@ impl Rubbo {
         }
         let reachable = reachable.ok_or_else(|| config_err("no protocol to export on"))?;
         let urls: Vec<Url> = exported.iter().map(|e| e.url()).collect();
+        i.qos.add_local(
+            service_invoker.get_ref().service(),
+            Arc::new(Rebased::new(
+                service_invoker.clone() as BoxInvoker,
+                reachable.clone(),
+            )),
+        );
         i.app_discovery.exported(self, &urls).await?;
         info!(service = %reachable.service_key(), addr = %reachable.address(), "service exported");
         i.qos.mark_started();
@@ -610,6 +617,15 @@ impl Rubbo {
             .first()
             .cloned()
             .ok_or_else(|| config_err("nothing exported"))?;
+        // The server's execution bound in the metrics, as Java's thread pool of that
+        // port (shared by the services the server serves).
+        if let (Some(metrics), Some(pool)) = (&i.metrics, first.executions()) {
+            let port = first.url().port();
+            metrics.thread_pool(
+                rubbo_metrics::names::thread_pool::server_pool_name(port),
+                pool,
+            );
+        }
         i.exporters.lock().extend(exported);
         Ok(first)
     }

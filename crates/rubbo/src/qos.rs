@@ -23,12 +23,15 @@ use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
-use rubbo_common::{RpcError, Url, keys};
+use rubbo_common::{BoxInvoker, RpcError, Side, Url, keys};
 use rubbo_config::ApplicationConfig;
 use rubbo_qos::{
-    ConfigSection, ConsumerRegistry, ConsumerService, ProviderService, Qos, QosConfig, QosError,
-    QosHost, QosServer, Registration, RegistryScope, ServerInfo,
+    ConfigSection, ConsumerRegistry, ConsumerService, LocalService, LogLevelSwitch, MethodCount,
+    MethodSignature, ProviderService, Qos, QosConfig, QosError, QosHost, QosServer, Registration,
+    RegistryScope, RouterState, ServerInfo,
 };
+
+use crate::codegen::ServiceDescriptor;
 use tracing::{info, warn};
 
 use super::{Inner, Rubbo, RubboBuilder};
@@ -55,10 +58,21 @@ const ATTRIBUTES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The builder's QoS settings: `qos.*` parameters.
+/// The builder's QoS settings: `qos.*` parameters, and the log level switch.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct QosSettings {
     params: Vec<(String, String)>,
+    log_levels: Option<LogLevels>,
+}
+
+/// The switch `switchLogLevel` goes through.
+#[derive(Clone)]
+struct LogLevels(Arc<dyn LogLevelSwitch>);
+
+impl std::fmt::Debug for LogLevels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LogLevelSwitch")
+    }
 }
 
 impl QosSettings {
@@ -114,6 +128,24 @@ impl RubboBuilder {
         self
     }
 
+    /// Lets the QoS command `switchLogLevel` change the log level through `levels`:
+    /// the `tracing_subscriber::reload` handle of the application's filter (a
+    /// `LevelFilter` or an `EnvFilter`). Without one the command answers that it
+    /// cannot.
+    ///
+    /// ```no_run
+    /// use tracing_subscriber::{filter::LevelFilter, prelude::*, reload};
+    /// # async fn demo() -> Result<(), rubbo::RpcError> {
+    /// let (filter, handle) = reload::Layer::new(LevelFilter::INFO);
+    /// tracing_subscriber::registry().with(filter).with(tracing_subscriber::fmt::layer()).init();
+    /// let app = rubbo::Rubbo::builder().qos_port(22222).qos_log_levels(handle).build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn qos_log_levels(mut self, levels: impl LogLevelSwitch) -> Self {
+        self.qos.log_levels = Some(LogLevels(Arc::new(levels)));
+        self
+    }
+
     /// A `qos.*` setting by Java's key (`qos.host`, `qos.accept.foreign.ip`,
     /// `qos.accept.foreign.ip.whitelist`, `qos.anonymous.access.permission.level`,
     /// `qos.anonymous.access.allow.commands`, `qos.check`).
@@ -131,6 +163,18 @@ pub(crate) struct QosState {
     exporting: AtomicUsize,
     /// A service was exported or a reference made.
     started: AtomicBool,
+    /// The exported services `invoke` and `count` reach.
+    local: Mutex<Vec<Local>>,
+}
+
+/// An exported service: what `invoke` and `count` show of it, and the service's
+/// invoker (without the provider filters, as Java's `invoke` calls the service
+/// instance).
+#[derive(Debug, Clone)]
+struct Local {
+    service: LocalService,
+    url: Url,
+    invoker: BoxInvoker,
 }
 
 /// Counts an export under way for the readiness probe while alive.
@@ -155,8 +199,35 @@ impl QosState {
         self.started.store(true, Ordering::SeqCst);
     }
 
+    /// Notes an exported service for `invoke` and `count`.
+    pub(crate) fn add_local(&self, descriptor: &ServiceDescriptor, invoker: BoxInvoker) {
+        let url = invoker.url().clone();
+        let service = LocalService {
+            service_key: url.service_key(),
+            interface: descriptor.interface.to_owned(),
+            methods: descriptor
+                .methods
+                .iter()
+                .filter(|m| m.stream.is_none())
+                .map(|m| MethodSignature {
+                    name: m.name.to_owned(),
+                    parameter_types: rubbo_common::descriptor::split_names(m.parameter_types)
+                        .unwrap_or_default(),
+                })
+                .collect(),
+        };
+        let mut local = self.local.lock();
+        local.retain(|l| l.service.service_key != service.service_key);
+        local.push(Local {
+            service,
+            url,
+            invoker,
+        });
+    }
+
     /// Stops the QoS server (a session running a command finishes it first).
     pub(crate) fn close(&self) {
+        self.local.lock().clear();
         if let Some(s) = self.server.lock().take() {
             s.close();
         }
@@ -195,8 +266,11 @@ pub(crate) fn start(rubbo: &Rubbo, settings: &QosSettings) -> Result<(), RpcErro
     let listener = tokio::net::TcpListener::from_std(listener)
         .map_err(|e| config_err(format!("qos listener: {e}")))?;
     let host: Arc<dyn QosHost> = Arc::new(WeakHost(Arc::downgrade(&rubbo.inner)));
-    let server = QosServer::from_listener(listener, Qos::new(host, config))
-        .map_err(|e| config_err(e.to_string()))?;
+    let mut qos = Qos::new(host, config);
+    if let Some(levels) = &settings.log_levels {
+        qos = qos.with_log_levels(levels.0.clone());
+    }
+    let server = QosServer::from_listener(listener, qos).map_err(|e| config_err(e.to_string()))?;
     info!(application = %rubbo.application(), addr = %server.local_addr(), "qos server started");
     *rubbo.inner.qos.server.lock() = Some(server);
     Ok(())
@@ -281,6 +355,35 @@ impl QosHost for WeakHost {
                 r.shutdown().await;
             }
         })
+    }
+    fn local_services(&self) -> Vec<LocalService> {
+        self.get().map(|r| r.local_services()).unwrap_or_default()
+    }
+    fn method_count(&self, service_key: &str, method: &str) -> Option<MethodCount> {
+        self.get()?.method_count(service_key, method)
+    }
+    fn invoke<'a>(
+        &'a self,
+        service_key: &'a str,
+        method: &'a str,
+        parameter_types: &'a [String],
+        args: Vec<serde_json::Value>,
+    ) -> BoxFuture<'a, Result<serde_json::Value, QosError>> {
+        Box::pin(async move {
+            let r = self.get().ok_or_else(gone)?;
+            QosHost::invoke(&r, service_key, method, parameter_types, args).await
+        })
+    }
+    fn router_states(&self) -> Vec<RouterState> {
+        self.get().map(|r| r.router_states()).unwrap_or_default()
+    }
+    fn set_router_recording(&self, service_keys: &[String], enabled: bool) {
+        if let Some(r) = self.get() {
+            r.set_router_recording(service_keys, enabled);
+        }
+    }
+    fn recent_routings(&self) -> Vec<String> {
+        self.get().map(|r| r.recent_routings()).unwrap_or_default()
     }
 }
 
@@ -493,5 +596,114 @@ impl QosHost for Rubbo {
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(Rubbo::shutdown(self))
+    }
+
+    fn local_services(&self) -> Vec<LocalService> {
+        self.inner
+            .qos
+            .local
+            .lock()
+            .iter()
+            .map(|l| l.service.clone())
+            .collect()
+    }
+
+    /// The provider-side statistics the metrics keep (none with metrics off).
+    fn method_count(&self, service_key: &str, method: &str) -> Option<MethodCount> {
+        let metrics = self.inner.metrics.as_ref()?;
+        let url = self
+            .inner
+            .qos
+            .local
+            .lock()
+            .iter()
+            .find(|l| l.service.service_key == service_key)?
+            .url
+            .clone();
+        let stats = metrics.method(
+            Side::Provider,
+            url.service_interface().unwrap_or_default(),
+            url.group().unwrap_or_default(),
+            url.version().unwrap_or_default(),
+            method,
+        );
+        let snap = stats.snapshot();
+        let succeeded = snap.counter(rubbo_metrics::names::REQUESTS_SUCCEED);
+        let failed = snap.counter(rubbo_metrics::names::REQUESTS_FAILED);
+        let (_, _, max, sum, count) = snap.rt.unwrap_or_default();
+        Some(MethodCount {
+            total: succeeded + failed,
+            succeeded,
+            failed,
+            active: snap.processing,
+            average_ms: sum / count.max(1),
+            max_ms: max,
+        })
+    }
+
+    /// Through the generic client (`$invoke` behind the `generic` filter), on the
+    /// service itself.
+    fn invoke<'a>(
+        &'a self,
+        service_key: &'a str,
+        method: &'a str,
+        parameter_types: &'a [String],
+        args: Vec<serde_json::Value>,
+    ) -> BoxFuture<'a, Result<serde_json::Value, QosError>> {
+        Box::pin(async move {
+            let invoker = self
+                .inner
+                .qos
+                .local
+                .lock()
+                .iter()
+                .find(|l| l.service.service_key == service_key)
+                .map(|l| l.invoker.clone())
+                .ok_or_else(|| QosError::command(format!("no service {service_key}")))?;
+            let generic = crate::builtin_filters()
+                .get("generic")
+                .map_err(|e| QosError::command(e.to_string()))?
+                .layer(invoker);
+            let client = crate::GenericClient::new(generic);
+            let types: Vec<&str> = parameter_types.iter().map(String::as_str).collect();
+            let values = args.iter().map(rubbo_hessian2::json_to_value).collect();
+            let v = client
+                .invoke(method, &types, values)
+                .await
+                .map_err(|e| QosError::command(e.to_string()))?;
+            Ok(rubbo_hessian2::value_to_json(&v))
+        })
+    }
+
+    fn router_states(&self) -> Vec<RouterState> {
+        self.inner
+            .registry_protocol
+            .references()
+            .into_iter()
+            .map(|r| RouterState {
+                service_key: r.consumer.service_key(),
+                all: r.providers.len(),
+                valid: r.providers.iter().filter(|(_, ok)| *ok).count(),
+                routers: r.chain.router_names(),
+                recording: r.chain.recorder().is_enabled(),
+            })
+            .collect()
+    }
+
+    fn set_router_recording(&self, service_keys: &[String], enabled: bool) {
+        for r in self.inner.registry_protocol.references() {
+            if service_keys.contains(&r.consumer.service_key()) {
+                r.chain.recorder().set_enabled(enabled);
+            }
+        }
+    }
+
+    fn recent_routings(&self) -> Vec<String> {
+        self.inner
+            .registry_protocol
+            .references()
+            .iter()
+            .flat_map(|r| r.chain.recorder().recent())
+            .collect()
     }
 }

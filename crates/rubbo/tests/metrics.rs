@@ -251,6 +251,26 @@ async fn metrics_count_every_call_with_javas_names_and_labels() {
         text.contains("# TYPE dubbo_provider_requests counter"),
         "{text}"
     );
+    // Each server's execution bound as Java's thread pool of its port (fixed, 200).
+    for addr in [&dubbo, &tri] {
+        let port = addr.rsplit_once(':').unwrap().1;
+        let name = format!("DubboServerHandler-{port}");
+        let pool = [
+            ("application_name", "counted-provider"),
+            ("ip", "127.0.0.1"),
+            ("thread_pool_name", name.as_str()),
+        ];
+        let g = |n: &str| p(n, &pool).unwrap_or_else(|| panic!("no {n} for {name}:\n{text}"));
+        assert_eq!(g("dubbo_thread_pool_core_size"), 200.0);
+        assert_eq!(g("dubbo_thread_pool_max_size"), 200.0);
+        // Two tasks of the load ran on each protocol, at once or not.
+        let largest = g("dubbo_thread_pool_largest_size");
+        assert!((1.0..=3.0).contains(&largest), "{largest}");
+        assert_eq!(g("dubbo_thread_pool_thread_count"), largest);
+        assert_eq!(g("dubbo_thread_pool_active_size"), 0.0);
+        assert_eq!(g("dubbo_thread_pool_queue_size"), 0.0);
+        assert_eq!(g("dubbo_thread_pool_reject_thread_count"), 0.0);
+    }
 
     // Each consumer counts its own calls, the timeout among them.
     let text = http(c_dubbo.qos_address().unwrap(), "metrics").await.1;

@@ -7,9 +7,10 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use rubbo_common::{BoxInvoker, Invocation, Url};
 
 use super::condition::RuleScope;
+use super::snapshot::{self, Step};
 use super::{
-    Candidates, ConditionRule, ConditionRuleRouter, MockRouter, RouteMeta, Router, TagRouter,
-    TagRule,
+    Candidates, ConditionRule, ConditionRuleRouter, MockRouter, RouteMeta, RouteRecorder, Router,
+    TagRouter, TagRule,
 };
 use crate::ClusterError;
 
@@ -30,6 +31,7 @@ pub struct RouterChain {
     tag: Arc<TagRouter>,
     service: Arc<ConditionRuleRouter>,
     app: Arc<ConditionRuleRouter>,
+    recorder: RouteRecorder,
 }
 
 impl fmt::Debug for RouterChain {
@@ -70,7 +72,23 @@ impl RouterChain {
             tag,
             service,
             app,
+            recorder: RouteRecorder::default(),
         }
+    }
+
+    /// The recorder of this chain's routings (Java's router snapshot), off until
+    /// enabled.
+    pub fn recorder(&self) -> &RouteRecorder {
+        &self.recorder
+    }
+
+    /// The routers' names, in the order they run.
+    pub fn router_names(&self) -> Vec<String> {
+        self.routers
+            .load()
+            .iter()
+            .map(|r| r.name().to_owned())
+            .collect()
     }
 
     /// Adds a router, keeping priority order (ties: insertion order).
@@ -167,11 +185,15 @@ impl RouterChain {
         let routers = self.routers.load();
         let mut c = Candidates::with_meta(list, &meta);
         c.retain(|i| i.is_available());
-        for r in routers.iter() {
-            if c.is_empty() {
-                break;
+        if self.recorder.is_enabled() {
+            c = self.route_recorded(&routers, c, consumer, invocation);
+        } else {
+            for r in routers.iter() {
+                if c.is_empty() {
+                    break;
+                }
+                c = r.route(c, consumer, invocation);
             }
-            c = r.route(c, consumer, invocation);
         }
         if c.is_full() {
             list.clone()
@@ -190,13 +212,59 @@ impl RouterChain {
         let routers = self.routers.load();
         let mut c = Candidates::new(invokers);
         c.retain(|i| i.is_available());
-        for r in routers.iter() {
+        if self.recorder.is_enabled() {
+            c = self.route_recorded(&routers, c, consumer, invocation);
+        } else {
+            for r in routers.iter() {
+                if c.is_empty() {
+                    break;
+                }
+                c = r.route(c, consumer, invocation);
+            }
+        }
+        c.to_vec()
+    }
+
+    /// Routes as the unrecorded path does, noting each router's input and output.
+    fn route_recorded<'a>(
+        &self,
+        routers: &[Arc<dyn Router>],
+        mut c: Candidates<'a>,
+        consumer: &Url,
+        invocation: &Invocation,
+    ) -> Candidates<'a> {
+        let input = snapshot::addresses(c.iter());
+        let input_len = c.len();
+        let mut steps = Vec::with_capacity(routers.len());
+        for r in routers {
             if c.is_empty() {
                 break;
             }
+            let before = snapshot::addresses(c.iter());
+            let before_len = c.len();
             c = r.route(c, consumer, invocation);
+            steps.push(Step {
+                name: r.name().to_owned(),
+                input: before,
+                input_len: before_len,
+                output: snapshot::addresses(c.iter()),
+                output_len: c.len(),
+            });
         }
-        c.to_vec()
+        let parent = Step {
+            name: "Parent".to_owned(),
+            input,
+            input_len,
+            output: snapshot::addresses(c.iter()),
+            output_len: c.len(),
+        };
+        self.recorder.push(snapshot::render(
+            &consumer.service_key(),
+            invocation.method(),
+            &parent,
+            &steps,
+        ));
+        c
     }
 }
 

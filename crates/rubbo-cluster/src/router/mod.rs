@@ -13,6 +13,7 @@ pub mod condition;
 mod dynamic;
 mod matching;
 mod mock;
+mod snapshot;
 pub mod tag;
 
 use std::fmt;
@@ -27,6 +28,7 @@ pub use dynamic::DynamicRouters;
 pub(crate) use matching::java_string;
 pub use matching::{is_match_glob_pattern, match_ip_expression};
 pub use mock::{MockRouter, NEED_MOCK_ATTACHMENT};
+pub use snapshot::{RECENT_ROUTES, RouteRecorder};
 
 pub use tag::{TagRouter, TagRule};
 

@@ -3,6 +3,7 @@
 //! `DefaultCommandExecutor`) and runs one.
 
 mod info;
+mod ops;
 mod services;
 #[cfg(test)]
 mod tests;
@@ -13,8 +14,10 @@ use std::time::Duration;
 
 use tracing::{debug, info};
 
+pub use ops::Session;
+
 use crate::permission::{PermissionLevel, QosConfig};
-use crate::{QosError, QosHost};
+use crate::{LogLevelSwitch, QosError, QosHost};
 
 /// What Java's telnet `quit` answers; the telnet session ends with `BYE!`.
 pub(crate) const CLOSE: &str = "close!";
@@ -141,6 +144,60 @@ pub const COMMANDS: &[CommandSpec] = &[
         Private,
     ),
     spec("metrics", "reuse qos report", &[], Protected),
+    spec(
+        "count",
+        "Count the service.",
+        &["count [service] [method] [times]"],
+        Protected,
+    ),
+    spec(
+        "invoke",
+        "Invoke the service method.",
+        &["invoke IHelloService.sayHello(\"xxxx\")"],
+        Protected,
+    ),
+    spec(
+        "select",
+        "Select the index of the method you want to invoke",
+        &["select [index]"],
+        Protected,
+    ),
+    spec(
+        "switchLogLevel",
+        "Switch log level",
+        &["switchLogLevel info"],
+        Protected,
+    ),
+    spec(
+        "getRouterSnapshot",
+        "Get State Router Snapshot.",
+        &["getRouterSnapshot xx.xx.xxx.service"],
+        Protected,
+    ),
+    spec(
+        "getEnabledRouterSnapshot",
+        "Get enabled Dubbo invocation level router snapshot print service list",
+        &[],
+        Protected,
+    ),
+    spec(
+        "enableRouterSnapshot",
+        "Enable Dubbo Invocation Level Router Snapshot Print",
+        &["enableRouterSnapshot xx.xx.xxx.service"],
+        Protected,
+    ),
+    spec(
+        "disableRouterSnapshot",
+        "Disable Dubbo Invocation Level Router Snapshot Print",
+        &["disableRouterSnapshot xx.xx.xxx.service"],
+        Protected,
+    ),
+    spec(
+        "getRecentRouterSnapshot",
+        "Get recent (32) router snapshot message",
+        &[],
+        Protected,
+    ),
 ];
 
 /// What `metrics application_all` names: every application's metrics, as JSON.
@@ -209,6 +266,7 @@ pub enum Outcome {
 pub struct Qos {
     host: Arc<dyn QosHost>,
     config: Arc<QosConfig>,
+    log_levels: Option<crate::log_level::Registered>,
     /// A telnet session with no input for this long is closed (Java: 5 minutes).
     pub(crate) idle: Duration,
 }
@@ -219,8 +277,17 @@ impl Qos {
         Qos {
             host,
             config: Arc::new(config),
+            log_levels: None,
             idle: TELNET_IDLE,
         }
+    }
+
+    /// Lets `switchLogLevel` change the application's log level through `levels`
+    /// (a `tracing_subscriber::reload` handle); without one, the command says it
+    /// cannot.
+    pub fn with_log_levels(mut self, levels: Arc<dyn LogLevelSwitch>) -> Self {
+        self.log_levels = Some(crate::log_level::Registered(levels));
+        self
     }
 
     /// Closes telnet sessions idle for `idle` instead of Java's 5 minutes.
@@ -234,8 +301,21 @@ impl Qos {
         &self.config
     }
 
-    /// Runs command `name` with `args` for a peer.
+    /// Runs command `name` with `args` for a peer, outside any session (as an HTTP
+    /// request does: `select` has no `invoke` to follow).
     pub async fn execute(&self, name: &str, args: &[String], ctx: CommandContext) -> Outcome {
+        self.execute_in(name, args, ctx, None).await
+    }
+
+    /// Runs command `name` in a telnet session, whose state (`invoke`'s overloads
+    /// for `select`) carries from one command to the next.
+    pub async fn execute_in(
+        &self,
+        name: &str,
+        args: &[String],
+        ctx: CommandContext,
+        session: Option<&Session>,
+    ) -> Outcome {
         let peer = ctx
             .peer
             .map_or_else(|| "unknown".to_owned(), |p| p.to_string());
@@ -257,7 +337,7 @@ impl Qos {
             );
             return Outcome::Forbidden;
         }
-        match self.run(spec, args, ctx).await {
+        match self.run(spec, args, ctx, session).await {
             Ok(reply) => Outcome::Done(reply),
             Err(e) => {
                 info!(command = name, peer, error = %e, "qos command failed");
@@ -271,6 +351,7 @@ impl Qos {
         spec: &CommandSpec,
         args: &[String],
         ctx: CommandContext,
+        session: Option<&Session>,
     ) -> Result<Reply, QosError> {
         use crate::host::RegistryScope::{All, Application, Interface};
         let host = &*self.host;
@@ -298,6 +379,18 @@ impl Qos {
                 Reply::ok("OK")
             }
             "metrics" => Reply::ok(metrics(host, first)),
+            "count" => Reply::ok(ops::count(host, args)),
+            "invoke" => Reply::ok(ops::invoke(host, args, session).await),
+            "select" => Reply::ok(ops::select(host, args, session).await),
+            "switchLogLevel" => Reply::ok(ops::switch_log_level(
+                self.log_levels.as_ref().map(|l| &*l.0),
+                args,
+            )),
+            "getRouterSnapshot"
+            | "getEnabledRouterSnapshot"
+            | "enableRouterSnapshot"
+            | "disableRouterSnapshot"
+            | "getRecentRouterSnapshot" => Reply::ok(ops::router_snapshot(host, spec.name, args)?),
             other => return Err(QosError::command(format!("{other} is not implemented"))),
         })
     }

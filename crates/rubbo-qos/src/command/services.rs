@@ -120,7 +120,7 @@ pub(super) fn ps(host: &dyn QosHost, args: &[String]) -> String {
 }
 
 /// A service pattern as Java's `String.matches`: the whole key must match.
-fn pattern(p: &str) -> Result<Regex, QosError> {
+pub(super) fn pattern(p: &str) -> Result<Regex, QosError> {
     Regex::new(&format!("^(?:{p})$"))
         .map_err(|e| QosError::command(format!("bad service pattern {p}: {e}")))
 }

@@ -8,8 +8,8 @@ use parking_lot::Mutex;
 
 use super::*;
 use crate::host::{
-    ConfigSection, ConsumerRegistry, ConsumerService, ProviderService, Registration, RegistryScope,
-    ServerInfo,
+    ConfigSection, ConsumerRegistry, ConsumerService, LocalService, MethodCount, MethodSignature,
+    ProviderService, Registration, RegistryScope, RouterState, ServerInfo,
 };
 
 #[derive(Debug)]
@@ -19,6 +19,7 @@ struct Fake {
     deployed: AtomicBool,
     shut: AtomicBool,
     metrics: Mutex<Option<String>>,
+    recording: Mutex<Vec<String>>,
 }
 
 fn reg(registry: &str, app: bool, registered: bool) -> Registration {
@@ -50,6 +51,7 @@ impl Fake {
             deployed: AtomicBool::new(true),
             shut: AtomicBool::new(false),
             metrics: Mutex::new(None),
+            recording: Mutex::new(Vec::new()),
         })
     }
 }
@@ -133,6 +135,82 @@ impl QosHost for Fake {
     }
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async { self.shut.store(true, Ordering::SeqCst) })
+    }
+    fn local_services(&self) -> Vec<LocalService> {
+        let sig = |name: &str, types: &[&str]| MethodSignature {
+            name: name.into(),
+            parameter_types: types.iter().map(|t| (*t).to_owned()).collect(),
+        };
+        vec![LocalService {
+            service_key: "org.example.Greeter:1.0.0".into(),
+            interface: "org.example.Greeter".into(),
+            methods: vec![
+                sig("hello", &["java.lang.String"]),
+                sig("add", &["int", "int"]),
+                sig("add", &["double", "double"]),
+                sig("show", &["java.lang.String"]),
+                sig("show", &["org.example.Color"]),
+                sig("fail", &[]),
+            ],
+        }]
+    }
+    fn method_count(&self, key: &str, method: &str) -> Option<MethodCount> {
+        assert_eq!(key, "org.example.Greeter:1.0.0");
+        self.metrics.lock().as_ref()?;
+        Some(match method {
+            "hello" => MethodCount {
+                total: 7,
+                succeeded: 5,
+                failed: 2,
+                active: 1,
+                average_ms: 3,
+                max_ms: 12,
+            },
+            _ => MethodCount::default(),
+        })
+    }
+    fn invoke<'a>(
+        &'a self,
+        key: &'a str,
+        method: &'a str,
+        types: &'a [String],
+        args: Vec<serde_json::Value>,
+    ) -> BoxFuture<'a, Result<serde_json::Value, QosError>> {
+        Box::pin(async move {
+            if method == "fail" {
+                return Err(QosError::command("java.lang.IllegalStateException: no"));
+            }
+            Ok(serde_json::json!({ "key": key, "method": method, "types": types, "args": args }))
+        })
+    }
+    fn router_states(&self) -> Vec<RouterState> {
+        vec![RouterState {
+            service_key: "org.example.Remote:2.0".into(),
+            all: 2,
+            valid: 1,
+            routers: vec!["mock".into(), "tag".into()],
+            recording: self
+                .recording
+                .lock()
+                .contains(&"org.example.Remote:2.0".to_owned()),
+        }]
+    }
+    fn set_router_recording(&self, keys: &[String], enabled: bool) {
+        let mut r = self.recording.lock();
+        r.retain(|k| !keys.contains(k));
+        if enabled {
+            r.extend(keys.iter().cloned());
+        }
+    }
+    fn recent_routings(&self) -> Vec<String> {
+        if self.recording.lock().is_empty() {
+            Vec::new()
+        } else {
+            vec![
+                "[2026-01-02 00:00:00.000] b".into(),
+                "[2026-01-01 00:00:00.000] a".into(),
+            ]
+        }
     }
 }
 
@@ -454,4 +532,198 @@ async fn metrics_answers_the_prometheus_text_only_with_metrics_on() {
         q.execute("metrics", &[], foreign()).await,
         Outcome::Forbidden
     );
+}
+
+#[tokio::test]
+async fn count_prints_javas_table_from_the_metrics() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    assert!(
+        body(&q, &["count"])
+            .await
+            .starts_with("Please input service name")
+    );
+    assert_eq!(body(&q, &["count", "Nope"]).await, "No such service Nope");
+    assert!(
+        body(&q, &["count", "Greeter", "hello"])
+            .await
+            .starts_with("No call statistics are kept")
+    );
+    *fake.metrics.lock() = Some(String::new());
+    assert_eq!(
+        body(&q, &["count", "Greeter", "hello"]).await,
+        "+--------+-------+--------+--------+---------+------+\r\n\
+         | method | total | failed | active | average | max  |\r\n\
+         +--------+-------+--------+--------+---------+------+\r\n\
+         | hello  | 7     | 2      | 1      | 3ms     | 12ms |\r\n\
+         +--------+-------+--------+--------+---------+------+\r\n"
+    );
+    // Every method once, by the interface name; a number is the times.
+    let all = body(&q, &["count", "org.example.Greeter", "1"]).await;
+    assert_eq!(all.matches("| add ").count(), 1, "{all}");
+    assert!(all.contains("| fail "), "{all}");
+    assert_eq!(
+        body(&q, &["count", "Greeter", "nope"]).await,
+        "No such method nope in class org.example.Greeter"
+    );
+    assert_eq!(
+        body(&q, &["count", "Greeter", "hello", "x"]).await,
+        "Illegal times x, must be integer."
+    );
+}
+
+#[tokio::test]
+async fn invoke_picks_the_method_by_name_count_and_json_kinds() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    let out = body(&q, &["invoke", "Greeter.hello(\"a", "b\")"]).await;
+    let (head, rest) = out.split_once("\r\nresult: ").unwrap();
+    assert_eq!(head, "Use default service Greeter.");
+    let (json, elapsed) = rest.split_once("\r\nelapsed: ").unwrap();
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(v["key"], "org.example.Greeter:1.0.0");
+    assert_eq!(v["args"], serde_json::json!(["a b"]));
+    assert!(elapsed.ends_with(" ms."), "{elapsed}");
+
+    // Overloads: the JSON kinds choose.
+    // Integers fit both overloads: listed for `select`.
+    let out = body(&q, &["invoke", "org.example.Greeter.add(1,2)"]).await;
+    assert!(
+        out.starts_with("Methods:\r\n1. add(int,int)\r\n2. add(double,double)"),
+        "{out}"
+    );
+    let out = body(&q, &["invoke", "Greeter.add(1.5,2)"]).await;
+    assert!(out.contains("\"types\":[\"double\",\"double\"]"), "{out}");
+
+    assert_eq!(
+        body(&q, &["invoke", "Nope.hello(1)"]).await,
+        "Use default service Nope.\r\nNo such service Nope"
+    );
+    assert_eq!(
+        body(&q, &["invoke", "Greeter.nope()"]).await,
+        "Use default service Greeter.\r\nNo such method nope in service Greeter"
+    );
+    assert!(
+        body(&q, &["invoke", "Greeter.hello([)"])
+            .await
+            .starts_with("Invalid json argument, cause: ")
+    );
+    assert_eq!(
+        body(&q, &["invoke", "Greeter.hello"]).await,
+        "Invalid parameters, format: service.method(args)"
+    );
+    assert_eq!(
+        body(&q, &["invoke", "Greeter.fail()"]).await,
+        "Failed to invoke method fail, cause: java.lang.IllegalStateException: no"
+    );
+}
+
+#[tokio::test]
+async fn select_follows_an_ambiguous_invoke_in_the_same_session() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    let session = Session::default();
+    let args = |s: &[&str]| s.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+    let say = |o: Outcome| match o {
+        Outcome::Done(r) => r.body,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        say(q
+            .execute_in("select", &args(&["1"]), local(), Some(&session))
+            .await),
+        "Please use the invoke command first."
+    );
+    let listed = say(q
+        .execute_in(
+            "invoke",
+            &args(&["Greeter.show(\"RED\")"]),
+            local(),
+            Some(&session),
+        )
+        .await);
+    assert_eq!(
+        listed,
+        "Methods:\r\n1. show(String)\r\n2. show(Color)\r\nPlease use the select command to \
+         select the method you want to invoke. eg: select 1"
+    );
+    assert_eq!(
+        say(q
+            .execute_in("select", &args(&["3"]), local(), Some(&session))
+            .await),
+        "Illegal index ,please input select 1~2"
+    );
+    let out = say(q
+        .execute_in("select", &args(&["2"]), local(), Some(&session))
+        .await);
+    assert!(out.contains("\"types\":[\"org.example.Color\"]"), "{out}");
+    assert!(out.contains("\"args\":[\"RED\"]"), "{out}");
+    // Outside a session (HTTP) there is nothing to select.
+    assert_eq!(
+        body(&q, &["select", "1"]).await,
+        "Please use the invoke command first."
+    );
+}
+
+#[tokio::test]
+async fn switch_log_level_goes_through_the_registered_reload_handle() {
+    use tracing_subscriber::{filter::LevelFilter, prelude::*, reload};
+    let fake = Fake::new();
+    assert!(
+        body(&qos(&fake), &["switchLogLevel", "debug"])
+            .await
+            .contains("registered no reloadable")
+    );
+    let (filter, handle) = reload::Layer::new(LevelFilter::INFO);
+    let subscriber = tracing_subscriber::registry().with(filter);
+    let q = Qos::new(fake.clone(), QosConfig::default()).with_log_levels(Arc::new(handle.clone()));
+    let _guard = tracing::subscriber::set_default(subscriber);
+    assert!(!tracing::enabled!(tracing::Level::DEBUG));
+    assert_eq!(body(&q, &["switchLogLevel", "2"]).await, "OK");
+    assert_eq!(handle.clone_current(), Some(LevelFilter::DEBUG));
+    assert!(tracing::enabled!(tracing::Level::DEBUG));
+    assert_eq!(body(&q, &["switchLogLevel", "OFF"]).await, "OK");
+    assert_eq!(handle.clone_current(), Some(LevelFilter::OFF));
+}
+
+#[tokio::test]
+async fn router_snapshot_commands_switch_recording_by_pattern() {
+    let fake = Fake::new();
+    let q = qos(&fake);
+    assert_eq!(
+        body(&q, &["getRouterSnapshot"]).await,
+        "args count should be 1. example getRouterSnapshot xx.xx.xxx.service"
+    );
+    assert_eq!(
+        body(&q, &["getRouterSnapshot", "org.example.Remote.*"]).await,
+        "org.example.Remote:2.0\n[ All Invokers:2 ] [ Valid Invokers: 1 ]\n\n[ mock ]\n[ tag ]\n\
+         Invocation snapshot: disabled\n\n"
+    );
+    assert_eq!(body(&q, &["getRecentRouterSnapshot"]).await, "");
+    assert_eq!(
+        body(&q, &["enableRouterSnapshot", "org.example.Nothing"]).await,
+        "OK. Found service count: 0. This will cause performance degradation, please be careful!"
+    );
+    assert_eq!(
+        body(&q, &["enableRouterSnapshot", "org.example.Remote:2.0"]).await,
+        "OK. Found service count: 1. This will cause performance degradation, please be careful!"
+    );
+    assert_eq!(
+        body(&q, &["getEnabledRouterSnapshot"]).await,
+        "org.example.Remote:2.0"
+    );
+    // Oldest first, as Java sorts them.
+    assert_eq!(
+        body(&q, &["getRecentRouterSnapshot"]).await,
+        "[2026-01-01 00:00:00.000] a\n\n[2026-01-02 00:00:00.000] b"
+    );
+    assert_eq!(
+        body(&q, &["disableRouterSnapshot", ".*"]).await,
+        "OK. Found service count: 1"
+    );
+    assert_eq!(body(&q, &["getEnabledRouterSnapshot"]).await, "");
+    assert!(matches!(
+        run(&q, &["enableRouterSnapshot", "("], local()).await,
+        Outcome::Failed(_)
+    ));
 }

@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
-use crate::command::{CLOSE, CommandContext, Outcome, Qos};
+use crate::command::{CLOSE, CommandContext, Outcome, Qos, Session};
 
 /// The prompt.
 pub const PROMPT: &str = "dubbo>";
@@ -71,6 +71,7 @@ where
     let mut pending: Vec<u8> = first.into_iter().collect();
     let mut discarding = false;
     let mut chunk = [0u8; 1024];
+    let state = Session::default();
     loop {
         if pending.is_empty() {
             let n = tokio::select! {
@@ -119,7 +120,7 @@ where
                 continue;
             }
             let text = String::from_utf8_lossy(&std::mem::take(&mut line)).into_owned();
-            match answer(&qos, peer, &text).await {
+            match answer(&qos, peer, &text, &state).await {
                 Some(out) => {
                     wr.write_all(out.as_bytes()).await?;
                     wr.flush().await?;
@@ -136,7 +137,7 @@ where
 }
 
 /// What to write for one line; `None` for `quit`.
-async fn answer(qos: &Qos, peer: IpAddr, msg: &str) -> Option<String> {
+async fn answer(qos: &Qos, peer: IpAddr, msg: &str, session: &Session) -> Option<String> {
     if msg.trim().is_empty() {
         return Some(PROMPT.to_owned());
     }
@@ -146,15 +147,17 @@ async fn answer(qos: &Qos, peer: IpAddr, msg: &str) -> Option<String> {
         http: false,
         peer: Some(peer),
     };
-    Some(match qos.execute(name.trim(), args, ctx).await {
-        Outcome::Done(r) if r.body == CLOSE => return None,
-        Outcome::Done(r) => format!("{}\r\n{PROMPT}", r.body),
-        Outcome::NotFound => format!("{msg} :no such command\r\n{PROMPT}"),
-        Outcome::Forbidden => format!("{msg} :permission deny\r\n{PROMPT}"),
-        Outcome::Failed(e) => {
-            format!("{msg} :fail to execute commandContext by {e}\r\n{PROMPT}")
-        }
-    })
+    Some(
+        match qos.execute_in(name.trim(), args, ctx, Some(session)).await {
+            Outcome::Done(r) if r.body == CLOSE => return None,
+            Outcome::Done(r) => format!("{}\r\n{PROMPT}", r.body),
+            Outcome::NotFound => format!("{msg} :no such command\r\n{PROMPT}"),
+            Outcome::Forbidden => format!("{msg} :permission deny\r\n{PROMPT}"),
+            Outcome::Failed(e) => {
+                format!("{msg} :fail to execute commandContext by {e}\r\n{PROMPT}")
+            }
+        },
+    )
 }
 
 #[cfg(test)]

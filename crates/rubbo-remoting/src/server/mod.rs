@@ -132,6 +132,12 @@ impl Server {
         self.shared.executions.as_ref().map_or(0, |e| e.rejected())
     }
 
+    /// The bound on requests handled at once, when there is one (its counters are
+    /// the provider's thread pool metrics).
+    pub fn executions(&self) -> Option<Arc<Executions>> {
+        self.shared.executions.clone()
+    }
+
     /// Graceful shutdown: stop accepting, send the readonly event on every open
     /// connection (unless [`ServerConfig::send_readonly`] is off), wait for
     /// in-flight requests at most [`ServerConfig::shutdown_timeout`], flush and

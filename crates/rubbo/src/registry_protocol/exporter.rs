@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use rubbo_common::executor::Executions;
 use rubbo_common::keys;
 use rubbo_common::{BoxFuture, BoxInvoker, Exporter, Protocol, RpcError, Url};
 use tracing::{info, warn};
@@ -164,6 +165,11 @@ impl Exporter for RegistryExporter {
 
     fn url(&self) -> Url {
         self.registration.provider().clone()
+    }
+
+    /// The first export's server: a re-export serves on the same one.
+    fn executions(&self) -> Option<Arc<Executions>> {
+        self.inner.executions()
     }
 
     fn unexport(&self) -> BoxFuture<'static, ()> {

@@ -142,6 +142,8 @@ pub struct ReferenceView {
     pub registry: Url,
     /// Every provider listed, with whether it is available.
     pub providers: Vec<(Url, bool)>,
+    /// Its router chain.
+    pub chain: Arc<rubbo_cluster::RouterChain>,
 }
 
 /// A reference, not kept alive, and its registry's URL.
@@ -192,6 +194,7 @@ impl Book {
                     consumer: r.consumer.clone(),
                     registry: registry.clone(),
                     providers,
+                    chain: r.directory.router_chain().clone(),
                 })
             })
             .collect()
