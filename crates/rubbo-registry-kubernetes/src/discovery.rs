@@ -324,6 +324,14 @@ impl<K: Resource> Store<K> {
 
 type Events<K> = BoxStream<'static, Result<Event<K>, watcher::Error>>;
 
+/// Only a Pod's metadata is read (its name and the `io.dubbo/metadata` annotation:
+/// readiness and addresses come from the EndpointSlices), so its spec and status are
+/// not kept: they are most of a Pod's size.
+fn slim_pod(pod: &mut Pod) {
+    pod.spec = None;
+    pod.status = None;
+}
+
 /// The watch of `api`, waiting [`Reconnect`] before polling again after an error. The
 /// waits reset on an object or the end of a list, not on `Init` (which the watcher
 /// yields before each list attempt: a reset there would never let the wait grow).
@@ -331,7 +339,11 @@ fn watch_of<K>(api: Api<K>, config: watcher::Config, max: Duration) -> Events<K>
 where
     K: Resource + Clone + serde::de::DeserializeOwned + fmt::Debug + Send + 'static,
 {
-    let events = watch_stream(api, config).boxed();
+    // What is kept of each object is what the discovery reads: `managedFields` (the
+    // server-side apply bookkeeping, often the largest part of an object) is dropped.
+    let events = watch_stream(api, config)
+        .map(|r| r.map(|e| e.modify(|o| o.meta_mut().managed_fields = None)))
+        .boxed();
     futures::stream::unfold(
         (events, Reconnect::new(max), false),
         |(mut events, mut backoff, failed)| async move {
@@ -544,7 +556,7 @@ async fn follow(
                     if !matches!(e, Event::Init) {
                         health[2].ok(&app);
                     }
-                    pods.apply(e)
+                    pods.apply(e.modify(slim_pod))
                 }
                 Some(Err(e)) => { health[2].failed(&app, &e); false }
                 None => { pod_events = None; false }
