@@ -39,13 +39,15 @@ pub(crate) struct InvokeArgs<'a> {
 }
 
 /// The arguments of every call: dynamic values and their Java types.
-struct CallArgs {
-    values: Vec<Value>,
-    types: Vec<String>,
+pub(crate) struct CallArgs {
+    pub(crate) values: Vec<Value>,
+    pub(crate) types: Vec<String>,
 }
 
 impl CallArgs {
-    fn parse(args: &[String], types: Option<&str>) -> Result<CallArgs> {
+    /// JSON arguments and their Java types (`--types`, comma separated), the types
+    /// inferred from the JSON when not given.
+    pub(crate) fn parse(args: &[String], types: Option<&str>) -> Result<CallArgs> {
         let json_args: Vec<Json> = args
             .iter()
             .enumerate()
@@ -87,7 +89,17 @@ pub(crate) fn run(a: &InvokeArgs<'_>, config: &Config) -> Result<ExitCode> {
 
 /// One provider, by URL, with the protocol the URL names (`dubbo`, `tri`).
 async fn at_url(a: &InvokeArgs<'_>, call: &CallArgs, config: &Config) -> Result<ExitCode> {
-    let url = Url::parse(a.target).with_context(|| format!("malformed URL \"{}\"", a.target))?;
+    let client = connect(a.target, config).await?;
+    let code = calls(&client, a, call, None).await;
+    client.into_inner().destroy();
+    code
+}
+
+/// A generic client of the one provider `target` names (`dubbo://` or `tri://`), on a
+/// connection of its own: each call makes a new protocol instance, so two clients of
+/// the same address do not share a connection (`rubbo bench --connections`).
+pub(crate) async fn connect(target: &str, config: &Config) -> Result<GenericClient> {
+    let url = Url::parse(target).with_context(|| format!("malformed URL \"{target}\""))?;
     let protocols = rubbo::protocols();
     let protocol = url
         .protocol()
@@ -128,10 +140,7 @@ async fn at_url(a: &InvokeArgs<'_>, call: &CallArgs, config: &Config) -> Result<
     .context("connect timed out")??;
     // Only the generic marker: the CLI's calls carry nothing else a filter adds.
     let generic_impl = rubbo::builtin_filters().get(GENERIC_IMPL_FILTER)?;
-    let client = GenericClient::new(generic_impl.layer(invoker));
-    let code = calls(&client, a, call, None).await;
-    client.into_inner().destroy();
-    code
+    Ok(GenericClient::new(generic_impl.layer(invoker)))
 }
 
 /// Through the configured registries, as an application's consumer would call.

@@ -5,6 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench_cmd;
+mod bench_load;
+mod bench_service;
 mod config_args;
 mod decode_cmd;
 mod demo_cmd;
@@ -105,6 +108,68 @@ enum Command {
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         repeat: u32,
     },
+    /// Put load on one provider and report calls/s, latency percentiles (HDR
+    /// histogram) and errors by kind: closed loop (`-c` calls in flight) or open loop
+    /// (`--rate`). Bounded: `-n` calls (at most 10 minutes), or `-d` (default 10 s).
+    /// Exit 1 when any call failed.
+    ///
+    /// rubbo bench 'dubbo://127.0.0.1:20880/org.rubbo.interop.InteropService?version=1.0.0' echo '"hi"' -c 32 -d 10s
+    Bench {
+        /// The provider URL (dubbo:// or tri://host:port/<interface>?version=..&timeout=..).
+        target: String,
+        /// The method name.
+        method: String,
+        /// Arguments, one JSON value each (objects with "@class" are Java objects).
+        args: Vec<String>,
+        /// Java parameter types, comma separated (default: inferred from the JSON).
+        #[arg(long)]
+        types: Option<String>,
+        /// Calls in flight at most (closed loop: exactly).
+        #[arg(short = 'c', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        concurrency: u32,
+        /// Connections to the provider; the callers are spread over them.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        connections: u32,
+        /// How long to measure (10s, 500ms, 2m; at most 1 hour). Default 10s.
+        #[arg(short = 'd', long, value_parser = bench_cmd::parse_duration, conflicts_with = "calls")]
+        duration: Option<std::time::Duration>,
+        /// How many calls to measure (open loop: calls scheduled, started or missed).
+        #[arg(short = 'n', long, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+        calls: Option<u64>,
+        /// Open loop: start this many calls per second, whatever the answers; a call
+        /// that finds `-c` calls in flight is counted as missed, never queued.
+        #[arg(long, value_parser = parse_rate)]
+        rate: Option<f64>,
+        /// Calls before the measurement, for this long, not counted.
+        #[arg(long, value_parser = bench_cmd::parse_duration, default_value = "0s")]
+        warmup: std::time::Duration,
+        /// Runtime threads of the load generator.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+        threads: u32,
+        /// Print one JSON object instead of the summary.
+        #[arg(long)]
+        json: bool,
+        /// Refuse targets whose host is not a loopback address (nothing is sent).
+        #[arg(long)]
+        loopback_only: bool,
+    },
+    /// Serve `org.rubbo.bench.EchoService:1.0.0` (`String echo(String)`), the echo
+    /// service of `bench/java`, for load tools; prints `READY <protocol> <port>`;
+    /// Ctrl-C or SIGTERM stops it.
+    BenchServer {
+        /// `dubbo` or `tri`.
+        #[arg(long, default_value = "dubbo")]
+        protocol: String,
+        /// Port (0 picks a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Host to bind.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Runtime threads.
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+        threads: u32,
+    },
     /// Run one QoS command on a Dubbo or Rubbo process's QoS port over HTTP and print
     /// its answer; exit 1 unless it answered 200 (a failed probe answers 503).
     ///
@@ -186,6 +251,53 @@ fn main() -> ExitCode {
                 .and_then(|b| decode_cmd::dubbo(&b))
                 .map(|()| ExitCode::SUCCESS),
         },
+        Command::BenchServer {
+            protocol,
+            port,
+            host,
+            threads,
+        } => bench_service::run(&protocol, &host, port, threads as usize),
+        Command::Bench {
+            target,
+            method,
+            args,
+            types,
+            concurrency,
+            connections,
+            duration,
+            calls,
+            rate,
+            warmup,
+            threads,
+            json,
+            loopback_only,
+        } => config_args::loader(&cli.config, &cli.set)
+            .and_then(|l| {
+                config_args::resolve(
+                    l.default_value("dubbo.application.name", invoke_cmd::APPLICATION)
+                        .default_value("dubbo.consumer.timeout", invoke_cmd::DEFAULT_TIMEOUT_MS),
+                )
+            })
+            .and_then(|config| {
+                bench_cmd::run(
+                    &bench_cmd::BenchArgs {
+                        target: &target,
+                        method: &method,
+                        args: &args,
+                        types: types.as_deref(),
+                        concurrency: concurrency as usize,
+                        connections: connections as usize,
+                        duration,
+                        calls,
+                        rate,
+                        warmup,
+                        threads: threads as usize,
+                        json,
+                        loopback_only,
+                    },
+                    &config,
+                )
+            }),
         Command::Invoke {
             target,
             method,
@@ -223,6 +335,16 @@ fn main() -> ExitCode {
             eprintln!("rubbo: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// A `--rate`: calls per second, above 0 and at most a million.
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if r > 0.0 && r <= 1e6 => Ok(r),
+        _ => Err(format!(
+            "bad rate {s:?}: calls per second, above 0 and at most 1000000"
+        )),
     }
 }
 
