@@ -43,11 +43,18 @@ pub(crate) struct Server {
 }
 
 /// Exports the streams on a free port (call it on the server's runtime).
+///
+/// `RUBBO_STREAM_BENCH_RUBBO_WINDOW` (bytes), if set, is the server's HTTP/2 window
+/// (`triple.initial-window-size` on the export) instead of Rubbo's default, 8 MiB.
 pub(crate) async fn serve() -> anyhow::Result<Server> {
-    let rubbo = Rubbo::builder()
+    let mut builder = Rubbo::builder()
         .application("bench-stream-provider")
-        .protocol("tri", 0)
-        .build()?;
+        .protocol("tri", 0);
+    let window = crate::env::<u32>("RUBBO_STREAM_BENCH_RUBBO_WINDOW", 0)?;
+    if window != 0 {
+        builder = builder.param("triple.initial-window-size", window.to_string());
+    }
+    let rubbo = builder.build()?;
     let url = rubbo
         .export(StreamsServer::new(Arc::new(StreamsService)))
         .await?;
