@@ -723,6 +723,8 @@ impl AppDiscovery {
                 let fetcher = Arc::new(consumer::ServiceFetcher {
                     protocols: rubbo.inner.protocols.clone(),
                     timeout,
+                    #[cfg(feature = "zookeeper")]
+                    reports: backends.iter().filter_map(|b| b.report.clone()).collect(),
                 });
                 let url = Url::parse(&format!(
                     "{}://{}/org.apache.dubbo.registry.RegistryService",

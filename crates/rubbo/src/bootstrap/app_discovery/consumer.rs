@@ -54,10 +54,60 @@ pub(crate) trait MetadataFetcher: Send + Sync + std::fmt::Debug + 'static {
 /// (else dubbo on the instance port), as Java's `MetadataUtils.getRemoteMetadata`; or
 /// `GetMetadataInfo` of MetadataService V2 (version 2.0.0) when the instance
 /// advertises `meta-v=2.0.0` and Triple in its url-params.
+///
+/// An instance of storage type `remote` is not asked: its MetadataInfo is read from
+/// the metadata report (`/dubbo/metadata/{app}/{revision}` on ZooKeeper), as Java's
+/// `MetadataUtils.getMetadata`.
 #[derive(Debug)]
 pub(crate) struct ServiceFetcher {
     pub(crate) protocols: Arc<rubbo_common::ExtensionTable<dyn Protocol>>,
     pub(crate) timeout: Duration,
+    /// The metadata reports of storage type `remote` (the ZooKeeper registries).
+    #[cfg(feature = "zookeeper")]
+    pub(crate) reports: Vec<Arc<rubbo_registry_zookeeper::ZookeeperServiceDiscovery>>,
+}
+
+/// Whether `instance` keeps its MetadataInfo in the metadata report
+/// (`dubbo.metadata.storage-type=remote`) instead of serving it.
+fn is_remote(instance: &ServiceInstance) -> bool {
+    instance
+        .metadata
+        .get(keys::METADATA_STORAGE_TYPE_PROPERTY_NAME)
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("remote"))
+}
+
+impl ServiceFetcher {
+    /// Reads `revision` of `app` from the first metadata report that has it.
+    fn read_report(
+        &self,
+        app: &str,
+        revision: &str,
+    ) -> BoxFuture<'static, Result<MetadataInfo, RpcError>> {
+        let missing = format!("no metadata report holds /dubbo/metadata/{app}/{revision}");
+        #[cfg(feature = "zookeeper")]
+        {
+            let reports = self.reports.clone();
+            let (app, revision) = (app.to_owned(), revision.to_owned());
+            Box::pin(async move {
+                let mut error = None;
+                for r in &reports {
+                    match r.metadata(&app, &revision).await {
+                        Ok(Some(info)) => return Ok(info),
+                        Ok(None) => {}
+                        Err(e) => error = Some(e.to_string()),
+                    }
+                }
+                Err(RpcError::new(
+                    rubbo_common::ErrorKind::Biz,
+                    error.unwrap_or(missing),
+                ))
+            })
+        }
+        #[cfg(not(feature = "zookeeper"))]
+        {
+            Box::pin(async move { Err(RpcError::new(rubbo_common::ErrorKind::Biz, missing)) })
+        }
+    }
 }
 
 /// Which MetadataService a consumer calls on an instance.
@@ -141,6 +191,9 @@ impl MetadataFetcher for ServiceFetcher {
         instance: &ServiceInstance,
         revision: &str,
     ) -> BoxFuture<'static, Result<MetadataInfo, RpcError>> {
+        if is_remote(instance) {
+            return self.read_report(&instance.service_name, revision);
+        }
         let version = metadata_version(instance);
         let url = metadata_service_url(instance, self.timeout).map(|url| match version {
             MetadataVersion::V1 => url,
