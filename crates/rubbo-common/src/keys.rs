@@ -715,6 +715,10 @@ keys! {
     METADATA_SERVICE_INTERFACE = "org.apache.dubbo.metadata.MetadataService";
     /// The version of MetadataService V1.
     METADATA_SERVICE_VERSION = "1.0.0";
+    /// The interface (proto `package.Service`) of MetadataService V2, on Triple.
+    METADATA_SERVICE_V2_INTERFACE = "org.apache.dubbo.metadata.MetadataServiceV2";
+    /// The version of MetadataService V2 (also the `meta-v` of instances serving it).
+    METADATA_SERVICE_V2_VERSION = "2.0.0";
     /// Metadata report: CAS retries of the mapping update (Java default 10).
     CAS_RETRY_TIMES_KEY = "dubbo.metadata-report.cas-retry-times";
     /// Metadata report: the bound of the random wait between CAS retries, ms (Java

@@ -144,6 +144,23 @@ impl ZookeeperServiceDiscovery {
             .await
     }
 
+    /// The MetadataInfo at `/dubbo/metadata/{app}/{revision}` (what a provider of
+    /// storage type `remote` publishes, Java's `MetadataReport.getAppMetadata`), or
+    /// `None` when there is no such node. Garbage in the node is an error.
+    pub async fn metadata(
+        &self,
+        app: &str,
+        revision: &str,
+    ) -> MetadataResult<Option<MetadataInfo>> {
+        let client = self.inner.client().await?;
+        let path = format!("{}/metadata/{app}/{revision}", self.inner.root);
+        match client.get_data(&path).await {
+            Ok((data, _)) => MetadataInfo::from_json(&String::from_utf8_lossy(&data)).map(Some),
+            Err(ZkError::NoNode) => Ok(None),
+            Err(e) => Err(backend(&path, e)),
+        }
+    }
+
     fn stop(&self) {
         for t in self.tasks.lock().drain(..) {
             t.abort();

@@ -267,3 +267,124 @@ async fn an_unknown_migration_step_is_refused() {
         .unwrap_err();
     assert!(err.to_string().contains("FORCE_APPLICATION"), "{err}");
 }
+
+/// A provider on Triple only, found by its instance (register-mode=instance).
+fn tri_provider(discovery: &Arc<MemoryServiceDiscovery>, app: &str) -> rubbo::RubboBuilder {
+    Rubbo::builder()
+        .application(app)
+        .protocol("tri", 0)
+        .register_mode("instance")
+        .service_discovery(discovery.clone())
+}
+
+/// A provider filter counting the calls of `method` (the MetadataService rpcs).
+fn counting(
+    method: &'static str,
+    calls: Arc<std::sync::atomic::AtomicUsize>,
+) -> impl rubbo::Filter {
+    rubbo::filter_fn(move |inv: rubbo::Invocation, next: rubbo::BoxInvoker| {
+        if inv.method() == method {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        next.invoke(inv)
+    })
+    .with_activate(rubbo::filter::Activate::provider(0))
+}
+
+#[tokio::test]
+async fn a_triple_provider_advertises_metadata_service_v2_and_a_consumer_fetches_by_it() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let v1 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let v2 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let p = tri_provider(&discovery, "v2-provider")
+        .filter("count-v1", counting("getMetadataInfo", v1.clone()))
+        .filter("count-v2", counting("GetMetadataInfo", v2.clone()))
+        .build()
+        .unwrap();
+    let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+    assert_eq!(who.protocol(), Some("tri"));
+
+    // What Java 3.3 writes with Triple configured: meta-v 2.0.0 and the url-params of
+    // the V2 export (Triple, the services' port, version 2.0.0).
+    let instance = discovery.instances("v2-provider").await.unwrap()[0].clone();
+    assert_eq!(instance.metadata["meta-v"], "2.0.0");
+    let params = rubbo_metadata::parse_url_params(&instance);
+    assert_eq!(params["protocol"], "tri", "{params:?}");
+    assert_eq!(params["port"], who.port().to_string());
+    assert_eq!(params["version"], "2.0.0");
+
+    let c = Rubbo::builder()
+        .application("v2-consumer")
+        .migration("FORCE_APPLICATION")
+        .service_discovery(discovery.clone())
+        .build()
+        .unwrap();
+    let client = WhoClient::new(c.refer(&WhoClient::SERVICE).await.unwrap());
+    assert_eq!(client.who().await.unwrap(), "me");
+    assert_eq!(
+        v2.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one V2 fetch"
+    );
+    assert_eq!(
+        v1.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no V1 fetch"
+    );
+    p.shutdown().await;
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_dubbo_provider_advertises_metadata_service_v1() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let p = provider(&discovery, "v1-provider").build().unwrap();
+    p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+    let instance = discovery.instances("v1-provider").await.unwrap()[0].clone();
+    assert_eq!(instance.metadata["meta-v"], "1.0.0");
+    let params = rubbo_metadata::parse_url_params(&instance);
+    assert_eq!(params["protocol"], "dubbo", "{params:?}");
+    assert_eq!(params["version"], "1.0.0");
+    p.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_consumer_whose_first_v2_fetch_fails_recovers_by_itself() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = asked.clone();
+    // The provider's MetadataService V2 fails its first GetMetadataInfo (a restart).
+    let failing = rubbo::filter_fn(move |inv: rubbo::Invocation, next: rubbo::BoxInvoker| {
+        if inv.method() == "GetMetadataInfo"
+            && seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0
+        {
+            return Box::pin(async {
+                Err(RpcError::new(
+                    rubbo::ErrorKind::Network,
+                    "injected: MetadataService V2 not ready",
+                ))
+            }) as rubbo::InvokeFuture;
+        }
+        next.invoke(inv)
+    })
+    .with_activate(rubbo::filter::Activate::provider(0));
+    let p = tri_provider(&discovery, "v2-retry-provider")
+        .filter("fail-first-metadata", failing)
+        .build()
+        .unwrap();
+    p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+
+    let c = Rubbo::builder()
+        .application("v2-retry-consumer")
+        .migration("FORCE_APPLICATION")
+        .param("check", "false")
+        .service_discovery(discovery.clone())
+        .build()
+        .unwrap();
+    let who = WhoClient::new(c.refer(&WhoClient::SERVICE).await.unwrap());
+    assert!(who.who().await.is_err(), "pending after the failed fetch");
+    who_answers(&who).await;
+    assert!(asked.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+    p.shutdown().await;
+    c.shutdown().await;
+}

@@ -8,6 +8,7 @@
 
 mod consumer;
 mod metadata_service;
+mod metadata_service_v2;
 mod migration;
 #[cfg(test)]
 mod tests;
@@ -27,6 +28,7 @@ use super::{Rubbo, RubboBuilder, Sessions};
 use crate::codegen::ServiceDescriptor;
 use crate::registry_protocol::config_err;
 use metadata_service::{MetadataServiceImpl, MetadataServiceServer, Served};
+use metadata_service_v2::{MetadataServiceV2Impl, MetadataServiceV2Server};
 
 /// What the builder was told: `register-mode` and `metadata-type`, and discovery
 /// backends given in code.
@@ -133,6 +135,16 @@ pub(super) fn apply_config(settings: &mut Settings, config: &rubbo_config::Confi
     }
 }
 
+/// The Triple protocol's name.
+const TRIPLE: &str = "tri";
+
+/// Whether Triple is among the configured protocols (Java's
+/// `MetadataServiceVersionUtils.tripleConfigured`): then MetadataService V2 is
+/// exported too, and the instance advertises it.
+fn triple_configured(rubbo: &Rubbo) -> bool {
+    rubbo.inner.exports.iter().any(|(p, _)| p == TRIPLE)
+}
+
 /// The parsed register mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -167,6 +179,8 @@ struct State {
     backends: Option<Vec<Backend>>,
     given: Vec<Backend>,
     metadata_service: Option<Url>,
+    /// MetadataService V2 on Triple, exported beside V1 when Triple is configured.
+    metadata_service_v2: Option<Url>,
     instance: Option<ServiceInstance>,
     /// The URL the instance takes its host, port and instance parameters from.
     first: Option<Url>,
@@ -260,6 +274,9 @@ impl AppDiscovery {
         }
         if st.metadata_service.is_none() {
             st.metadata_service = Some(self.export_metadata_service(rubbo, urls).await?);
+            if triple_configured(rubbo) {
+                st.metadata_service_v2 = Some(self.export_metadata_service_v2(rubbo, urls).await?);
+            }
         }
         {
             let mut served = self.served.lock();
@@ -398,7 +415,13 @@ impl AppDiscovery {
             keys::METADATA_STORAGE_TYPE_PROPERTY_NAME.to_owned(),
             storage.to_owned(),
         );
-        if let Some(ms) = &st.metadata_service {
+        // As Java's `MetadataServiceURLParamsMetadataCustomizer`: with V2 exported,
+        // its URL and version 2.0.0 (Java consumers then call V2), else V1's.
+        let (ms, version) = match &st.metadata_service_v2 {
+            Some(v2) => (Some(v2), keys::METADATA_SERVICE_V2_VERSION),
+            None => (st.metadata_service.as_ref(), keys::METADATA_SERVICE_VERSION),
+        };
+        if let Some(ms) = ms {
             i.metadata.insert(
                 keys::METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME.to_owned(),
                 metadata_service_url_params(ms),
@@ -406,7 +429,7 @@ impl AppDiscovery {
         }
         i.metadata.insert(
             keys::METADATA_SERVICE_VERSION_NAME.to_owned(),
-            keys::METADATA_SERVICE_VERSION.to_owned(),
+            version.to_owned(),
         );
         for k in INSTANCE_PARAMS {
             if let Some(v) = first.get_param(k) {
@@ -456,6 +479,48 @@ impl AppDiscovery {
         let url = url.with_port(exporter.url().port());
         rubbo.inner.exporters.lock().push(exporter);
         info!(url = %url.address(), group = rubbo.application(), "MetadataService exported");
+        Ok(url)
+    }
+
+    /// Exports MetadataService V2 (version 2.0.0, group = the application) on Triple,
+    /// sharing the Triple server of the services (Java's
+    /// `ConfigurableMetadataServiceExporter.exportV2`), not registered.
+    async fn export_metadata_service_v2(
+        &self,
+        rubbo: &Rubbo,
+        urls: &[Url],
+    ) -> Result<Url, RpcError> {
+        let protocol = TRIPLE;
+        let at = urls
+            .iter()
+            .find(|u| u.protocol() == Some(protocol))
+            .unwrap_or(&urls[0]);
+        let port = rubbo
+            .inner
+            .exports
+            .iter()
+            .find(|(p, _)| p == protocol)
+            .map_or(0, |(_, port)| *port);
+        let descriptor = &MetadataServiceV2Server::<MetadataServiceV2Impl>::SERVICE;
+        let url = rubbo
+            .provider_url_on(descriptor, protocol, port)?
+            .with_host(at.host().unwrap_or(&rubbo.inner.host))
+            .with_param(keys::VERSION_KEY, keys::METADATA_SERVICE_V2_VERSION)
+            .with_param(keys::GROUP_KEY, rubbo.application());
+        let triple = rubbo
+            .inner
+            .protocols
+            .get(protocol)
+            .map_err(|e| config_err(e.to_string()))?;
+        triple.describe(descriptor.interface, descriptor.file_descriptor_set);
+        let service = MetadataServiceV2Server::new(Arc::new(MetadataServiceV2Impl {
+            served: self.served.clone(),
+        }));
+        let exporter: Arc<dyn rubbo_common::Exporter> =
+            Arc::from(triple.export(service.into_invoker(url.clone())).await?);
+        let url = url.with_port(exporter.url().port());
+        rubbo.inner.exporters.lock().push(exporter);
+        info!(url = %url.address(), group = rubbo.application(), "MetadataService V2 exported");
         Ok(url)
     }
 
@@ -658,6 +723,8 @@ impl AppDiscovery {
                 let fetcher = Arc::new(consumer::ServiceFetcher {
                     protocols: rubbo.inner.protocols.clone(),
                     timeout,
+                    #[cfg(feature = "zookeeper")]
+                    reports: backends.iter().filter_map(|b| b.report.clone()).collect(),
                 });
                 let url = Url::parse(&format!(
                     "{}://{}/org.apache.dubbo.registry.RegistryService",

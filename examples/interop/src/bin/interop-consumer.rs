@@ -34,6 +34,10 @@ struct Args {
     /// A registry to find providers in (e.g. zookeeper://127.0.0.1:2181).
     #[arg(long)]
     registry: Option<String>,
+    /// With a registry: call only providers on this protocol (the reference's
+    /// `protocol`); `tri` also runs the Triple variant of the checks.
+    #[arg(long)]
+    protocol: Option<String>,
     /// Fail unless `whoami` answers this (checks which provider was reached).
     #[arg(long)]
     expect_whoami: Option<String>,
@@ -110,13 +114,17 @@ async fn main() -> Result<ExitCode> {
         .get("timeout")
         .and_then(|t| t.parse::<u64>().ok())
         .unwrap_or(args.timeout);
-    let rubbo = Rubbo::builder()
+    let mut builder = Rubbo::builder()
         .config(&config)
         .param("timeout", timeout.to_string())
-        .param("check.timeout", "20000")
-        .build()
-        .context("bad configuration")?;
-    let triple = args.url.as_deref().is_some_and(|u| u.starts_with("tri://"));
+        .param("check.timeout", "20000");
+    if let Some(p) = &args.protocol {
+        builder = builder.param("protocol", p);
+    }
+    let rubbo = builder.build().context("bad configuration")?;
+    // Over Triple: a tri:// URL, or (through a registry) `--protocol tri`.
+    let triple = args.url.as_deref().is_some_and(|u| u.starts_with("tri://"))
+        || args.protocol.as_deref() == Some("tri");
     let run = async {
         let invoker = match &args.url {
             Some(url) => {

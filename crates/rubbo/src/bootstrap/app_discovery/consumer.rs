@@ -32,6 +32,9 @@ use tracing::{debug, info, warn};
 
 use super::Backend;
 use super::metadata_service::{MetadataService as _, MetadataServiceClient};
+use super::metadata_service_v2::{
+    MetadataRequest, MetadataServiceV2 as _, MetadataServiceV2Client, from_v2,
+};
 
 /// The reference parameter naming the provider applications (skips the mapping).
 pub(crate) const PROVIDED_BY_KEY: &str = "provided-by";
@@ -48,11 +51,99 @@ pub(crate) trait MetadataFetcher: Send + Sync + std::fmt::Debug + 'static {
 
 /// Calls `getMetadataInfo(revision)` of the instance's MetadataService V1 (group =
 /// its application) with the protocol and port of `dubbo.metadata-service.url-params`
-/// (else dubbo on the instance port), as Java's `MetadataUtils.getRemoteMetadata`.
+/// (else dubbo on the instance port), as Java's `MetadataUtils.getRemoteMetadata`; or
+/// `GetMetadataInfo` of MetadataService V2 (version 2.0.0) when the instance
+/// advertises `meta-v=2.0.0` and Triple in its url-params.
+///
+/// An instance of storage type `remote` is not asked: its MetadataInfo is read from
+/// the metadata report (`/dubbo/metadata/{app}/{revision}` on ZooKeeper), as Java's
+/// `MetadataUtils.getMetadata`.
 #[derive(Debug)]
 pub(crate) struct ServiceFetcher {
     pub(crate) protocols: Arc<rubbo_common::ExtensionTable<dyn Protocol>>,
     pub(crate) timeout: Duration,
+    /// The metadata reports of storage type `remote` (the ZooKeeper registries).
+    #[cfg(feature = "zookeeper")]
+    pub(crate) reports: Vec<Arc<rubbo_registry_zookeeper::ZookeeperServiceDiscovery>>,
+}
+
+/// Whether `instance` keeps its MetadataInfo in the metadata report
+/// (`dubbo.metadata.storage-type=remote`) instead of serving it.
+fn is_remote(instance: &ServiceInstance) -> bool {
+    instance
+        .metadata
+        .get(keys::METADATA_STORAGE_TYPE_PROPERTY_NAME)
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("remote"))
+}
+
+impl ServiceFetcher {
+    /// Reads `revision` of `app` from the first metadata report that has it.
+    fn read_report(
+        &self,
+        app: &str,
+        revision: &str,
+    ) -> BoxFuture<'static, Result<MetadataInfo, RpcError>> {
+        let missing = format!("no metadata report holds /dubbo/metadata/{app}/{revision}");
+        #[cfg(feature = "zookeeper")]
+        {
+            let reports = self.reports.clone();
+            let (app, revision) = (app.to_owned(), revision.to_owned());
+            Box::pin(async move {
+                let mut error = None;
+                for r in &reports {
+                    match r.metadata(&app, &revision).await {
+                        Ok(Some(info)) => return Ok(info),
+                        Ok(None) => {}
+                        Err(e) => error = Some(e.to_string()),
+                    }
+                }
+                Err(RpcError::new(
+                    rubbo_common::ErrorKind::Biz,
+                    error.unwrap_or(missing),
+                ))
+            })
+        }
+        #[cfg(not(feature = "zookeeper"))]
+        {
+            Box::pin(async move { Err(RpcError::new(rubbo_common::ErrorKind::Biz, missing)) })
+        }
+    }
+}
+
+/// Which MetadataService a consumer calls on an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MetadataVersion {
+    /// `org.apache.dubbo.metadata.MetadataService` 1.0.0 (Hessian POJOs).
+    V1,
+    /// `org.apache.dubbo.metadata.MetadataServiceV2` 2.0.0 on Triple (protobuf).
+    V2,
+}
+
+/// The MetadataService version to call on `instance`: V2 when its `meta-v` is 2.0.0
+/// and its url-params name Triple (Java's `MetadataUtils.referMetadataService` goes by
+/// `meta-v` alone; V2 is served on Triple only), else V1. An unknown `meta-v` is
+/// logged and read as V1.
+pub(crate) fn metadata_version(instance: &ServiceInstance) -> MetadataVersion {
+    let meta_v = instance
+        .metadata
+        .get(keys::METADATA_SERVICE_VERSION_NAME)
+        .map(|v| v.trim());
+    match meta_v {
+        Some(keys::METADATA_SERVICE_V2_VERSION) => {
+            let params = parse_url_params(instance);
+            if params.get(keys::PROTOCOL_KEY).map(String::as_str) == Some("tri") {
+                MetadataVersion::V2
+            } else {
+                warn!(instance = %instance.id(), protocol = ?params.get(keys::PROTOCOL_KEY), "meta-v=2.0.0 without Triple in the MetadataService url-params: calling V1");
+                MetadataVersion::V1
+            }
+        }
+        None | Some("") | Some(keys::METADATA_SERVICE_VERSION) => MetadataVersion::V1,
+        Some(other) => {
+            warn!(instance = %instance.id(), meta_v = other, "unknown MetadataService version: calling V1");
+            MetadataVersion::V1
+        }
+    }
 }
 
 /// The MetadataService URL of `instance`.
@@ -100,7 +191,19 @@ impl MetadataFetcher for ServiceFetcher {
         instance: &ServiceInstance,
         revision: &str,
     ) -> BoxFuture<'static, Result<MetadataInfo, RpcError>> {
-        let url = metadata_service_url(instance, self.timeout);
+        if is_remote(instance) {
+            return self.read_report(&instance.service_name, revision);
+        }
+        let version = metadata_version(instance);
+        let url = metadata_service_url(instance, self.timeout).map(|url| match version {
+            MetadataVersion::V1 => url,
+            MetadataVersion::V2 => url
+                .with_path(keys::METADATA_SERVICE_V2_INTERFACE)
+                .with_params([
+                    (keys::INTERFACE_KEY, keys::METADATA_SERVICE_V2_INTERFACE),
+                    (keys::VERSION_KEY, keys::METADATA_SERVICE_V2_VERSION),
+                ]),
+        });
         let protocols = self.protocols.clone();
         let revision = revision.to_owned();
         Box::pin(async move {
@@ -113,15 +216,34 @@ impl MetadataFetcher for ServiceFetcher {
                 .get(&name)
                 .map_err(|e| super::config_err(e.to_string()))?;
             let invoker = protocol.refer(url).await?;
-            let client = MetadataServiceClient::new(invoker.clone());
-            let answer = client.get_metadata_info(Some(revision.clone())).await;
+            let answer = match version {
+                MetadataVersion::V1 => {
+                    let client = MetadataServiceClient::new(invoker.clone());
+                    client.get_metadata_info(Some(revision.clone())).await
+                }
+                MetadataVersion::V2 => {
+                    let client = MetadataServiceV2Client::new(invoker.clone());
+                    let request = MetadataRequest {
+                        revision: revision.clone(),
+                    };
+                    client
+                        .get_metadata_info(request)
+                        .await
+                        // An empty answer (no `version`) is no answer.
+                        .map(|v2| Some(from_v2(v2)).filter(|i| i.revision.is_some()))
+                        .map_err(RpcError::from)
+                }
+            };
             invoker.destroy();
-            answer?.ok_or_else(|| {
-                RpcError::new(
-                    rubbo_common::ErrorKind::Biz,
-                    format!("MetadataService does not know revision {revision}"),
-                )
-            })
+            // An answer that names another revision is not this revision's.
+            answer?
+                .filter(|info| info.revision.as_deref().is_none_or(|r| r == revision))
+                .ok_or_else(|| {
+                    RpcError::new(
+                        rubbo_common::ErrorKind::Biz,
+                        format!("MetadataService does not know revision {revision}"),
+                    )
+                })
         })
     }
 }

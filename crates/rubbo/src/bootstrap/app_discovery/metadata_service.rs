@@ -3,8 +3,9 @@
 //! to learn an instance's services (`getMetadataInfo(revision)`), answered with Java's
 //! Hessian POJOs `org.apache.dubbo.metadata.MetadataInfo` / `$ServiceInfo`.
 //!
-//! V2 (`MetadataServiceV2` over Triple, protobuf) is not served yet: instances
-//! advertise `meta-v=1.0.0`, so Java consumers call V1.
+//! With Triple configured, V2 (`MetadataServiceV2` over Triple, protobuf; see
+//! `metadata_service_v2`) is exported beside it and the instance advertises V2
+//! (`meta-v=2.0.0`), as Java 3.3 does; V1 stays for consumers that call it.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -659,3 +659,31 @@ async fn the_local_rule_file_applies_after_the_delay_when_enabled() {
     l.close();
     l2.close();
 }
+
+#[test]
+fn the_metadata_service_version_follows_meta_v_and_the_url_params() {
+    use super::consumer::{MetadataVersion, metadata_version};
+    let with = |meta_v: Option<&str>, params: Option<&str>| {
+        let mut i = ServiceInstance::new("app", "127.0.0.1", 20880);
+        if let Some(v) = meta_v {
+            i.metadata
+                .insert(keys::METADATA_SERVICE_VERSION_NAME.to_owned(), v.to_owned());
+        }
+        if let Some(p) = params {
+            i.metadata.insert(
+                keys::METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME.to_owned(),
+                p.to_owned(),
+            );
+        }
+        metadata_version(&i)
+    };
+    let tri = Some(r#"{"version":"2.0.0","port":"50051","protocol":"tri"}"#);
+    let dubbo = Some(r#"{"version":"1.0.0","port":"20880","protocol":"dubbo"}"#);
+    assert_eq!(with(Some("2.0.0"), tri), MetadataVersion::V2);
+    assert_eq!(with(Some("1.0.0"), tri), MetadataVersion::V1);
+    assert_eq!(with(None, dubbo), MetadataVersion::V1);
+    // V2 is served on Triple only; an unknown version, or garbage url-params, is V1.
+    assert_eq!(with(Some("2.0.0"), dubbo), MetadataVersion::V1);
+    assert_eq!(with(Some("2.0.0"), Some("{garbage")), MetadataVersion::V1);
+    assert_eq!(with(Some("9.9.9"), tri), MetadataVersion::V1);
+}

@@ -48,8 +48,11 @@ import com.google.protobuf.ByteString;
  *                   [--timeout 3000] [--deadline 180000] [--wait 20000] [--no-generic]
  *                   [--only substring] [--expect-whoami interop-provider@127.0.0.1:20880]
  *                   [--migration FORCE_INTERFACE|APPLICATION_FIRST|FORCE_APPLICATION]
- *                   [--greeter]
+ *                   [--greeter] [--protocol tri]
  * </pre>
+ *
+ * {@code --protocol} (with a registry) refers only providers on that protocol; {@code tri} also runs the
+ * Triple variant of the checks, as a {@code tri://} URL does.
  *
  * {@code --greeter} (with a {@code tri://} URL) adds the IDL-mode Greeter checks ({@code greeter/...},
  * CONTRACT.md section 2); {@code --only greeter/} runs just those.
@@ -234,7 +237,8 @@ public final class InteropConsumer {
             throw new IllegalArgumentException("need --url dubbo://host:port or --registry addr");
         }
         int bulkTimeout = Math.max(timeout, args.getInt("bulk-timeout", 15000));
-        triple = url != null && url.startsWith("tri://");
+        String protocol = args.get("protocol", null);
+        triple = url != null ? url.startsWith("tri://") : "tri".equals(protocol);
 
         LoopbackBind.pinLocalHost(args.get("host", "127.0.0.1"));
         if (args.has("migration")) {
@@ -267,6 +271,9 @@ public final class InteropConsumer {
         if (url != null) {
             ref.setUrl(url);
             gref.setUrl(url);
+        } else if (protocol != null) {
+            ref.setProtocol(protocol);
+            gref.setProtocol(protocol);
         }
         RegistryConfig reg = new RegistryConfig(registry == null ? RegistryConfig.NO_AVAILABLE : registry);
 
