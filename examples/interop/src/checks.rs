@@ -60,25 +60,29 @@ fn short<T: Debug>(v: &T) -> String {
     }
 }
 
+/// How many calls the `concurrent.N` check makes at once by default.
+pub const BURST: usize = 400;
+
 /// Runs every check against `client`, whose calls time out after `timeout`.
 pub async fn run_all(client: &InteropServiceClient, timeout: Duration) -> Report {
-    run_all_over(client, timeout, false).await
+    run_all_over(client, timeout, false, BURST).await
 }
 
 /// [`run_all`], over Triple when `triple`: attachments travel as HTTP/2 header values,
 /// which Java writes and reads as ISO-8859-1, so the non-ASCII attachment check uses
-/// text that fits it.
+/// text that fits it. `burst` calls are made at once in the `concurrent.{burst}` check.
 pub async fn run_all_over(
     client: &InteropServiceClient,
     timeout: Duration,
     triple: bool,
+    burst: usize,
 ) -> Report {
     let mut r = Report::default();
     strings(client, &mut r).await;
     numbers(client, &mut r).await;
     bytes_lists_maps(client, &mut r).await;
     users(client, &mut r).await;
-    errors_attachments_timeouts(client, timeout, triple, &mut r).await;
+    errors_attachments_timeouts(client, timeout, triple, burst, &mut r).await;
     generic(client, &mut r).await;
     r
 }
@@ -309,6 +313,7 @@ async fn errors_attachments_timeouts(
     c: &InteropServiceClient,
     timeout: Duration,
     triple: bool,
+    burst: usize,
     r: &mut Report,
 ) {
     for (name, msg) in [("fail.boom", "boom"), ("fail.unicode-message", "出错了 😱")] {
@@ -402,18 +407,21 @@ async fn errors_attachments_timeouts(
             other => Err(format!("{other:?}")),
         },
     );
-    let calls = (0..400).map(|i| {
+    let burst_i32 = i32::try_from(burst).unwrap_or(i32::MAX);
+    let calls = (0..burst_i32).map(|i| {
         let c = c.clone();
         async move { c.echo_int(i).await.map(|v| v == i) }
     });
     let all = futures::future::join_all(calls).await;
     let bad = all.iter().filter(|r| !matches!(r, Ok(true))).count();
+    // The first failure says why (a wrong value, or the call's error).
+    let first = all.iter().find(|r| !matches!(r, Ok(true)));
     r.record(
-        "concurrent.400",
+        &format!("concurrent.{burst}"),
         if bad == 0 {
             Ok(())
         } else {
-            Err(format!("{bad} of 400 wrong"))
+            Err(format!("{bad} of {burst} wrong; the first: {first:?}"))
         },
     );
 }

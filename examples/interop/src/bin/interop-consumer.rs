@@ -44,6 +44,9 @@ struct Args {
     /// Call timeout in ms.
     #[arg(long, default_value_t = 3000)]
     timeout: u64,
+    /// Calls made at once by the `concurrent.N` check.
+    #[arg(long, default_value_t = interop::checks::BURST)]
+    burst: usize,
     /// Bound on the whole run in ms.
     #[arg(long, default_value_t = 180_000)]
     deadline: u64,
@@ -164,8 +167,13 @@ async fn main() -> Result<ExitCode> {
             }
         };
         let client = InteropServiceClient::new(invoker);
-        let mut report =
-            interop::checks::run_all_over(&client, Duration::from_millis(timeout), triple).await;
+        let mut report = interop::checks::run_all_over(
+            &client,
+            Duration::from_millis(timeout),
+            triple,
+            args.burst,
+        )
+        .await;
         if let (true, Some(url)) = (triple, &args.url) {
             let address = Url::parse(url).map(|u| u.address()).unwrap_or_default();
             match rubbo
