@@ -100,6 +100,10 @@ keys! {
     HEARTBEAT_TIMEOUT_KEY = "heartbeat.timeout";
     /// Maximum body size in bytes.
     PAYLOAD_KEY = "payload";
+    /// Consumer: calls waiting for a reply on one dubbo-protocol connection before
+    /// new calls are refused at once (Rubbo only: Java 3.3 has no such bound, its
+    /// `DefaultFuture` map grows without limit).
+    MAX_PENDING_KEY = "max.pending";
     /// Connect timeout in ms.
     CONNECT_TIMEOUT_KEY = "connect.timeout";
     /// Dubbo protocol version.
@@ -525,6 +529,12 @@ ms_param!(/// Server shutdown wait, default 10 000 ms (Java's `DEFAULT_SERVER_SH
 num_param!(/// Maximum body size, default 8 MiB (Java's `DEFAULT_PAYLOAD`); 0 or less disables
     /// the check.
     Payload, i64, PAYLOAD_KEY, 8 * 1024 * 1024);
+num_param!(/// Pending calls per dubbo-protocol connection, default 65 536 (Rubbo only); a
+    /// call over it fails at once with a retryable "limit exceeded" error, so failover
+    /// tries another provider. 0 disables the bound. The default is far above any
+    /// normal workload (a connection that has 65 536 calls unanswered has a provider
+    /// that stopped answering) and caps the memory those calls hold at a few MiB.
+    MaxPending, usize, MAX_PENDING_KEY, 65_536);
 num_param!(/// Triple: per-stream HTTP/2 window, default 8 MiB (Java's `DEFAULT_INITIAL_WINDOW_SIZE`).
     TripleInitialWindowSize, u32, TRIPLE_INITIAL_WINDOW_SIZE_KEY, 8_388_608);
 num_param!(/// Triple: largest HTTP/2 frame accepted, default 8 MiB (Java's `DEFAULT_MAX_FRAME_SIZE`).

@@ -119,6 +119,7 @@ impl DubboProtocol {
             .with_connect_timeout(url.param::<keys::ConnectTimeout>())
             .with_heartbeat(url.param::<keys::Heartbeat>())
             .with_payload(url.param::<keys::Payload>())
+            .with_max_pending(url.param::<keys::MaxPending>())
             .with_tls(tls))
     }
 
@@ -148,10 +149,11 @@ impl DubboProtocol {
     /// settings share connections.
     fn pool_for(&self, url: &Url) -> Result<ConnectionPool, RpcError> {
         let key = format!(
-            "{:?}|{:?}|{}|{}",
+            "{:?}|{:?}|{}|{}|{}",
             url.param::<keys::ConnectTimeout>(),
             url.param::<keys::Heartbeat>(),
             url.param::<keys::Payload>(),
+            url.param::<keys::MaxPending>(),
             tls_client_key(url)
         );
         let mut pools = self.inner.pools.lock();

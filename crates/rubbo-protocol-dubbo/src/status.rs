@@ -35,9 +35,16 @@ pub fn error_for_status(status: Status, text: String) -> RpcError {
 }
 
 /// The error a consumer reports for a failed exchange.
+///
+/// A call refused by the connection's bound of pending calls
+/// ([`RemotingError::Limit`]) is [`ErrorKind::LimitExceeded`], like a provider's
+/// "thread pool is exhausted" (status 100): retryable, so failover tries another
+/// provider, as Java's failover retries any non-business `RpcException`.
 pub fn error_for_remoting(e: RemotingError) -> RpcError {
     let kind = if e.is_timeout() {
         ErrorKind::Timeout
+    } else if e.is_limit() {
+        ErrorKind::LimitExceeded
     } else if e.is_network() {
         ErrorKind::Network
     } else if matches!(e, RemotingError::PayloadTooLarge { .. }) {
@@ -89,5 +96,16 @@ mod tests {
             ErrorKind::LimitExceeded
         );
         assert_eq!(kind(Status::SERVICE_ERROR, "boom"), ErrorKind::Unknown);
+    }
+
+    #[test]
+    fn a_refused_call_is_a_retryable_limit() {
+        let e = error_for_remoting(RemotingError::Limit {
+            addr: "a:1".into(),
+            pending: 8,
+            max: 8,
+        });
+        assert_eq!(e.kind(), ErrorKind::LimitExceeded);
+        assert!(e.is_retryable(), "failover tries another provider");
     }
 }

@@ -1,7 +1,8 @@
 //! A provider's bound on calls running at once (`threads`, `queues`), over real
 //! sockets on 127.0.0.1: a call over it is answered at once with status 100 and
 //! Java's text, the calls inside it finish, the provider keeps serving, and a
-//! consumer's failover takes the refused call to another provider.
+//! consumer's failover takes the refused call to another provider. Also the
+//! consumer's bound on pending calls per connection (`max.pending`).
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
@@ -348,6 +349,72 @@ async fn failover_takes_a_refused_call_to_another_provider() {
             .unwrap()
             .is_ok()
     );
+}
+
+/// The consumer's own bound (`max.pending` on the reference URL): a call over it is
+/// refused at once without reaching the provider, as a retryable limit, so failover
+/// takes it to another provider.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_over_max_pending_fails_at_once_and_failover_takes_it_elsewhere() {
+    const MAX: usize = 2;
+    let busy = provider("busy", "").await;
+    let free = provider("free", "").await;
+    let protocol = DubboProtocol::new();
+    let to_busy = protocol
+        .refer(consumer_url(busy.port, &format!("&max.pending={MAX}")))
+        .await
+        .unwrap();
+    let held: Vec<_> = (0..MAX)
+        .map(|_| tokio::spawn(to_busy.invoke(call("hold"))))
+        .collect();
+    wait_calls(&busy.calls, MAX).await;
+
+    // Refused at once: well inside the 10 s call timeout.
+    let started = Instant::now();
+    let e = to_busy.invoke(call("name")).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(e.kind(), ErrorKind::LimitExceeded, "{e}");
+    assert!(e.is_retryable());
+    assert!(e.message().contains("max.pending is 2"), "{e}");
+
+    let tried_busy = Arc::new(AtomicUsize::new(0));
+    let invokers: Vec<rubbo_common::BoxInvoker> = vec![
+        Arc::new(Counted {
+            inner: to_busy.clone(),
+            calls: tried_busy.clone(),
+        }),
+        protocol.refer(consumer_url(free.port, "")).await.unwrap(),
+    ];
+    let consumer = consumer_url(busy.port, "&cluster=failover&retries=2");
+    let ctx = ClusterContext::with_rand(Rand::seeded(7));
+    let cluster = ctx.join(ctx.static_directory(consumer, invokers)).unwrap();
+    for _ in 0..20 {
+        let r = cluster.invoke(call("name")).await.unwrap();
+        assert_eq!(r.payload().unwrap().decode::<String>().unwrap(), "free");
+    }
+    assert!(
+        tried_busy.load(Ordering::SeqCst) > 0,
+        "some calls went to the busy provider's connection first, and were refused"
+    );
+    assert_eq!(
+        busy.calls.load(Ordering::SeqCst),
+        MAX,
+        "no refused call reached the busy provider"
+    );
+    busy.open.send_replace(true);
+    for h in held {
+        assert!(
+            tokio::time::timeout(LONG, h)
+                .await
+                .unwrap()
+                .unwrap()
+                .is_ok()
+        );
+    }
+    // Drained: the connection takes calls again.
+    for _ in 0..MAX + 1 {
+        assert!(to_busy.invoke(call("name")).await.is_ok());
+    }
 }
 
 /// The refused calls are counted, and the error reads as a limit to code that

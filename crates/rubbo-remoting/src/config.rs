@@ -4,7 +4,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use rubbo_common::executor::ExecutorBound;
-use rubbo_common::keys::{ConnectTimeout, Heartbeat, Payload, ShutdownTimeout};
+use rubbo_common::keys::{ConnectTimeout, Heartbeat, MaxPending, Payload, ShutdownTimeout};
 
 use crate::{ErrorBodyFn, RemotingError, hessian2_error_body};
 
@@ -35,6 +35,9 @@ pub struct ClientConfig {
     pub reconnect_backoff_max: Duration,
     /// Frames queued for the connection's writer before senders wait.
     pub write_queue: usize,
+    /// Calls waiting for a reply on one connection before new calls are refused
+    /// with [`RemotingError::Limit`] (`max.pending`, default 65 536); 0: no bound.
+    pub max_pending: usize,
     /// Builds the body of locally generated error responses (status 90).
     pub error_body: ErrorBodyFn,
     /// TLS for every connection (the `dubbo.ssl.client-*` keys); `None` is plaintext.
@@ -51,6 +54,7 @@ impl Default for ClientConfig {
             reconnect_backoff: Duration::from_millis(100),
             reconnect_backoff_max: Duration::from_millis(2000),
             write_queue: 8192,
+            max_pending: MaxPending::DEFAULT,
             error_body: hessian2_error_body,
             tls: None,
         }
@@ -93,6 +97,12 @@ impl ClientConfig {
     /// Sets how many frames may wait for the writer (at least 1).
     pub fn with_write_queue(mut self, frames: usize) -> Self {
         self.write_queue = frames.max(1);
+        self
+    }
+
+    /// Sets the bound on pending calls per connection (0: no bound).
+    pub fn with_max_pending(mut self, calls: usize) -> Self {
+        self.max_pending = calls;
         self
     }
 

@@ -74,6 +74,20 @@ pub enum RemotingError {
         /// The limit.
         max: usize,
     },
+    /// The connection has its bound of pending calls (`max.pending`) waiting for
+    /// replies; the call was refused at once and not sent. Another provider, or this
+    /// one once replies drain, can take it.
+    #[error(
+        "too many pending requests to {addr}: {pending} waiting, max.pending is {max}; request not sent"
+    )]
+    Limit {
+        /// Target address.
+        addr: String,
+        /// Calls pending on the connection when this one was refused.
+        pending: usize,
+        /// The bound.
+        max: usize,
+    },
     /// The client or pool was closed by its owner.
     #[error("client to {addr} is closed")]
     Closed {
@@ -92,6 +106,12 @@ impl RemotingError {
     /// `true` for [`RemotingError::Timeout`].
     pub fn is_timeout(&self) -> bool {
         matches!(self, RemotingError::Timeout { .. })
+    }
+
+    /// `true` for [`RemotingError::Limit`]: the connection's bound of pending calls
+    /// refused the call before sending it.
+    pub fn is_limit(&self) -> bool {
+        matches!(self, RemotingError::Limit { .. })
     }
 
     /// `true` for connection-level failures (connect, TLS handshake, disconnected,
@@ -138,5 +158,17 @@ mod tests {
         assert!(t(true).to_string().contains("sent, no reply"));
         assert_eq!(t(false).status(), Status::CLIENT_TIMEOUT);
         assert_eq!(t(true).status(), Status::SERVER_TIMEOUT);
+    }
+
+    #[test]
+    fn limit_is_neither_timeout_nor_network() {
+        let e = RemotingError::Limit {
+            addr: "a:1".into(),
+            pending: 4,
+            max: 4,
+        };
+        assert!(e.is_limit() && !e.is_timeout() && !e.is_network());
+        assert!(e.to_string().contains("max.pending is 4"), "{e}");
+        assert_eq!(e.status(), Status::CLIENT_ERROR);
     }
 }

@@ -188,7 +188,9 @@ mod tests {
         let mut waiting = Vec::new();
         for id in 0..100 {
             let (otx, orx) = tokio::sync::oneshot::channel();
-            pending.insert(id, otx, std::time::Duration::from_secs(60), None);
+            pending
+                .insert(id, otx, std::time::Duration::from_secs(60), None)
+                .expect("unbounded");
             waiting.push(orx);
             tx.send(frame(id)).await.unwrap();
         }

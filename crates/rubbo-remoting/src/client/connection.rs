@@ -38,6 +38,8 @@ pub(crate) struct Connection {
     token: CancellationToken,
     local_addr: SocketAddr,
     max_payload: Option<usize>,
+    /// The bound on pending calls, for [`RemotingError::Limit`].
+    max_pending: usize,
 }
 
 /// Removes a pending entry when the call ends early (error, timeout, caller drop).
@@ -110,7 +112,7 @@ impl Connection {
     {
         let (tx, rx) = mpsc::channel(config.write_queue.max(1));
         let token = parent.child_token();
-        let pending = Arc::new(Pending::new());
+        let pending = Arc::new(Pending::bounded(config.max_pending));
         let conn = Arc::new(Connection {
             addr: addr.clone(),
             tx,
@@ -120,6 +122,7 @@ impl Connection {
             token: token.clone(),
             local_addr,
             max_payload: max_payload(config.payload),
+            max_pending: config.max_pending,
         });
         let span = tracing::debug_span!("connection", peer = %addr, local = %local_addr);
         let stop = WriterStop {
@@ -198,13 +201,26 @@ impl Connection {
             sent,
         };
         let (tx, rx) = oneshot::channel();
-        // The connection's sweeper fails the call at its deadline.
-        self.pending.insert(
+        // The connection's sweeper fails the call at its deadline. Over the bound
+        // the call is refused here, before anything is queued.
+        if let Err(pending) = self.pending.insert(
             id,
             tx,
             timeout,
             deadline.map(tokio::time::Instant::from_std),
-        );
+        ) {
+            debug!(
+                id,
+                pending,
+                max = self.max_pending,
+                "pending-call bound reached, request refused"
+            );
+            return Err(RemotingError::Limit {
+                addr: self.addr.to_string(),
+                pending,
+                max: self.max_pending,
+            });
+        }
         let mut guard = PendingGuard {
             pending: &self.pending,
             id,

@@ -119,15 +119,30 @@ pub(crate) struct Pending {
     /// Wakes the sweeper when a deadline earlier than `earliest` arrives.
     wake: Notify,
     epoch: Instant,
+    /// The bound on pending calls ([`usize::MAX`]: none).
+    max: usize,
+    /// A call sums the shards' counts only when its shard holds this many or more.
+    check_from: usize,
 }
 
 impl Pending {
+    /// A map with no bound on pending calls.
+    #[cfg(test)]
     pub(crate) fn new() -> Self {
+        Self::bounded(0)
+    }
+
+    /// A map that refuses calls once `max` are pending (0: no bound); see
+    /// [`insert`](Pending::insert) for how exact the bound is.
+    pub(crate) fn bounded(max: usize) -> Self {
+        let max = if max == 0 { usize::MAX } else { max };
         Pending {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             earliest: AtomicU64::new(NO_DEADLINE),
             wake: Notify::new(),
             epoch: Instant::now(),
+            max,
+            check_from: max / SHARDS,
         }
     }
 
@@ -138,13 +153,33 @@ impl Pending {
     /// Registers call `id`; [`run_timeouts`](Pending::run_timeouts) fails it with
     /// [`RemotingError::Timeout`] once `timeout` has passed (or at `deadline`, when
     /// the caller has one already: no clock read then), unless it completed.
+    ///
+    /// Refuses the call, registering nothing, when the bound is reached: `Err` holds
+    /// the number of calls pending then.
+    ///
+    /// The cost of the bound: a call reads its own shard's count (a line it is about
+    /// to lock anyway); only when that shard holds `max / 32` calls or more does it
+    /// sum the 32 counts (32 relaxed loads, no write). Below that nothing is shared
+    /// and nothing is written, so a connection far from its bound pays one load.
+    /// With ids spread over the shards (sequential ids are) the check starts when
+    /// about `max - 32` calls are pending and the bound is exact, up to calls racing
+    /// on other threads. A call to a shard under `max / 32` is not checked, so with
+    /// shards very unevenly filled up to `max + 32 * (max / 32)` (at most `2 * max`)
+    /// calls can be pending; a bound under 32 is checked on every call.
     pub(crate) fn insert(
         &self,
         id: i64,
         tx: oneshot::Sender<Reply>,
         timeout: Duration,
         deadline: Option<Instant>,
-    ) {
+    ) -> Result<(), usize> {
+        let shard = self.shard(id);
+        if shard.len.load(Ordering::Relaxed) >= self.check_from {
+            let pending = self.len();
+            if pending >= self.max {
+                return Err(pending);
+            }
+        }
         let deadline = match deadline {
             Some(at) => ceil_ms(at.saturating_duration_since(self.epoch)),
             None => self.ms_at(Instant::now()).saturating_add(ceil_ms(timeout)),
@@ -156,7 +191,7 @@ impl Pending {
             deadline,
             timeout,
         };
-        self.shard(id).lock().insert(id, entry);
+        shard.lock().insert(id, entry);
         // Calls usually share one timeout, so a new deadline is rarely the earliest:
         // then this reads a line no call writes, and the sweeper stays asleep.
         if deadline < self.earliest.load(Ordering::Acquire)
@@ -164,6 +199,7 @@ impl Pending {
         {
             self.wake.notify_one();
         }
+        Ok(())
     }
 
     fn ms_at(&self, at: Instant) -> u64 {
@@ -293,12 +329,14 @@ mod tests {
         let mut rxs = Vec::new();
         for id in 0..100 {
             let (tx, rx) = oneshot::channel();
-            p.insert(id, tx, Duration::from_secs(60), None);
+            p.insert(id, tx, Duration::from_secs(60), None)
+                .expect("unbounded");
             rxs.push(rx);
         }
         assert_eq!(p.len(), 100);
         let (tx, _rx) = oneshot::channel();
-        p.insert(5, tx, Duration::from_secs(60), None);
+        p.insert(5, tx, Duration::from_secs(60), None)
+            .expect("unbounded");
         assert_eq!(p.len(), 100, "replacing an id does not count twice");
         let mut ids = vec![9, 41, 10, 73, 9];
         p.mark_sent(&mut ids);
@@ -307,7 +345,8 @@ mod tests {
             let (tx, rx) = oneshot::channel();
             let old = p.remove(id).expect("pending");
             assert!(old.sent, "call {id} marked sent");
-            p.insert(id, tx, Duration::from_secs(60), None);
+            p.insert(id, tx, Duration::from_secs(60), None)
+                .expect("unbounded");
             rxs.push(rx);
         }
         assert!(
@@ -315,7 +354,8 @@ mod tests {
             "an unwritten call is not sent"
         );
         let (tx, rx) = oneshot::channel();
-        p.insert(11, tx, Duration::from_secs(60), None);
+        p.insert(11, tx, Duration::from_secs(60), None)
+            .expect("unbounded");
         rxs.push(rx);
         assert!(p.remove(7).is_some());
         assert!(p.remove(7).is_none());
@@ -329,6 +369,44 @@ mod tests {
         assert_eq!(p.len(), 0);
     }
 
+    #[test]
+    fn the_bound_refuses_without_registering_and_frees_with_completions() {
+        for max in [1usize, 4, 31, 64, 1000] {
+            let p = Pending::bounded(max);
+            let mut rxs = Vec::new();
+            for id in 0..max as i64 {
+                let (tx, rx) = oneshot::channel();
+                p.insert(id, tx, Duration::from_secs(60), None)
+                    .unwrap_or_else(|n| panic!("max {max}: call {id} refused at {n}"));
+                rxs.push(rx);
+            }
+            let (tx, rx) = oneshot::channel();
+            assert_eq!(
+                p.insert(max as i64, tx, Duration::from_secs(60), None),
+                Err(max),
+                "max {max}: sequential ids fill the shards evenly, so the bound is exact"
+            );
+            assert!(
+                rx.blocking_recv().is_err(),
+                "a refused call's sender is dropped, not kept"
+            );
+            assert_eq!(p.len(), max, "nothing registered for the refused call");
+            assert!(p.complete(Response::new(0, 2, crate::Status::OK, bytes::Bytes::new())));
+            let (tx, _rx) = oneshot::channel();
+            p.insert(max as i64 + 1, tx, Duration::from_secs(60), None)
+                .expect("room again after a reply");
+        }
+        // 0: no bound.
+        let p = Pending::bounded(0);
+        let mut rxs = Vec::new();
+        for id in 0..100_000 {
+            let (tx, rx) = oneshot::channel();
+            p.insert(id, tx, Duration::from_secs(60), None)
+                .expect("unbounded");
+            rxs.push(rx);
+        }
+    }
+
     #[tokio::test]
     async fn each_call_times_out_at_its_own_deadline() {
         let p = std::sync::Arc::new(Pending::new());
@@ -338,13 +416,15 @@ mod tests {
             async move { p.run_timeouts("peer:1", &stop).await }
         });
         let (tx, long) = oneshot::channel();
-        p.insert(1, tx, Duration::from_secs(30), None);
+        p.insert(1, tx, Duration::from_secs(30), None)
+            .expect("unbounded");
         // The sweeper is (or soon will be) asleep until the long deadline; a
         // shorter one registered later must wake it.
         tokio::task::yield_now().await;
         let started = Instant::now();
         let (tx, short) = oneshot::channel();
-        p.insert(2, tx, Duration::from_millis(60), None);
+        p.insert(2, tx, Duration::from_millis(60), None)
+            .expect("unbounded");
         let reply = tokio::time::timeout(Duration::from_secs(5), short)
             .await
             .expect("the sweeper failed the short call")
@@ -389,7 +469,8 @@ mod tests {
             tx,
             Duration::from_secs(30),
             Some(started + Duration::from_millis(60)),
-        );
+        )
+        .expect("unbounded");
         let reply = tokio::time::timeout(Duration::from_secs(10), rx)
             .await
             .expect("failed at the deadline, long before the timeout")
