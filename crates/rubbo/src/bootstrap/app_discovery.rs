@@ -145,6 +145,50 @@ fn triple_configured(rubbo: &Rubbo) -> bool {
     rubbo.inner.exports.iter().any(|(p, _)| p == TRIPLE)
 }
 
+/// Exports one of the application's own services (MetadataService V1 or V2; group =
+/// the application, `version` when given) on `protocol`, at the host of `at`, not
+/// registered at interface level. The port is the one the protocol's services were
+/// configured with, so the service shares their server (`fallback_port` when the
+/// protocol has none configured); the URL returned carries the bound port.
+async fn export_internal(
+    rubbo: &Rubbo,
+    at: &Url,
+    protocol: &str,
+    fallback_port: u16,
+    descriptor: &'static ServiceDescriptor,
+    version: Option<&str>,
+    into_invoker: impl FnOnce(Url) -> rubbo_common::BoxInvoker,
+) -> Result<Url, RpcError> {
+    let port = rubbo
+        .inner
+        .exports
+        .iter()
+        .find(|(p, _)| p == protocol)
+        .map_or(fallback_port, |(_, port)| *port);
+    let mut url = rubbo
+        .provider_url_on(descriptor, protocol, port)?
+        .with_host(at.host().unwrap_or(&rubbo.inner.host));
+    if let Some(v) = version {
+        url = url.with_param(keys::VERSION_KEY, v);
+    }
+    let url = url.with_param(keys::GROUP_KEY, rubbo.application());
+    let exporting = rubbo
+        .inner
+        .protocols
+        .get(protocol)
+        .map_err(|e| config_err(e.to_string()))?;
+    // As `Rubbo::export` does: IDL services describe themselves (reflection, JSON).
+    if !descriptor.file_descriptor_set.is_empty() {
+        exporting.describe(descriptor.interface, descriptor.file_descriptor_set);
+    }
+    let exporter: Arc<dyn rubbo_common::Exporter> =
+        Arc::from(exporting.export(into_invoker(url.clone())).await?);
+    let url = url.with_port(exporter.url().port());
+    rubbo.inner.exporters.lock().push(exporter);
+    info!(url = %url.address(), group = rubbo.application(), interface = descriptor.interface, "exported");
+    Ok(url)
+}
+
 /// The parsed register mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -447,39 +491,20 @@ impl AppDiscovery {
             .find(|u| u.protocol() == Some(keys::defaults::PROTOCOL))
             .unwrap_or(&urls[0]);
         let protocol = at.protocol().unwrap_or(keys::defaults::PROTOCOL);
-        // The configured port (0 when picked at bind), under which the protocol
-        // shares the server the services are bound to.
-        let port = rubbo
-            .inner
-            .exports
-            .iter()
-            .find(|(p, _)| p == protocol)
-            .map_or(at.port(), |(_, port)| *port);
-        let url = rubbo
-            .provider_url_on(
-                &MetadataServiceServer::<MetadataServiceImpl>::SERVICE,
-                protocol,
-                port,
-            )?
-            .with_host(at.host().unwrap_or(&rubbo.inner.host))
-            .with_param(keys::GROUP_KEY, rubbo.application());
         let service = MetadataServiceServer::new(Arc::new(MetadataServiceImpl {
             app: rubbo.application().to_owned(),
             served: self.served.clone(),
         }));
-        let exporter: Arc<dyn rubbo_common::Exporter> = Arc::from(
-            rubbo
-                .inner
-                .protocols
-                .get(protocol)
-                .map_err(|e| config_err(e.to_string()))?
-                .export(service.into_invoker(url.clone()))
-                .await?,
-        );
-        let url = url.with_port(exporter.url().port());
-        rubbo.inner.exporters.lock().push(exporter);
-        info!(url = %url.address(), group = rubbo.application(), "MetadataService exported");
-        Ok(url)
+        export_internal(
+            rubbo,
+            at,
+            protocol,
+            at.port(),
+            &MetadataServiceServer::<MetadataServiceImpl>::SERVICE,
+            None,
+            |url| service.into_invoker(url),
+        )
+        .await
     }
 
     /// Exports MetadataService V2 (version 2.0.0, group = the application) on Triple,
@@ -490,38 +515,23 @@ impl AppDiscovery {
         rubbo: &Rubbo,
         urls: &[Url],
     ) -> Result<Url, RpcError> {
-        let protocol = TRIPLE;
         let at = urls
             .iter()
-            .find(|u| u.protocol() == Some(protocol))
+            .find(|u| u.protocol() == Some(TRIPLE))
             .unwrap_or(&urls[0]);
-        let port = rubbo
-            .inner
-            .exports
-            .iter()
-            .find(|(p, _)| p == protocol)
-            .map_or(0, |(_, port)| *port);
-        let descriptor = &MetadataServiceV2Server::<MetadataServiceV2Impl>::SERVICE;
-        let url = rubbo
-            .provider_url_on(descriptor, protocol, port)?
-            .with_host(at.host().unwrap_or(&rubbo.inner.host))
-            .with_param(keys::VERSION_KEY, keys::METADATA_SERVICE_V2_VERSION)
-            .with_param(keys::GROUP_KEY, rubbo.application());
-        let triple = rubbo
-            .inner
-            .protocols
-            .get(protocol)
-            .map_err(|e| config_err(e.to_string()))?;
-        triple.describe(descriptor.interface, descriptor.file_descriptor_set);
         let service = MetadataServiceV2Server::new(Arc::new(MetadataServiceV2Impl {
             served: self.served.clone(),
         }));
-        let exporter: Arc<dyn rubbo_common::Exporter> =
-            Arc::from(triple.export(service.into_invoker(url.clone())).await?);
-        let url = url.with_port(exporter.url().port());
-        rubbo.inner.exporters.lock().push(exporter);
-        info!(url = %url.address(), group = rubbo.application(), "MetadataService V2 exported");
-        Ok(url)
+        export_internal(
+            rubbo,
+            at,
+            TRIPLE,
+            0,
+            &MetadataServiceV2Server::<MetadataServiceV2Impl>::SERVICE,
+            Some(keys::METADATA_SERVICE_V2_VERSION),
+            |url| service.into_invoker(url),
+        )
+        .await
     }
 
     /// Removes the instance from every registry (first, at shutdown) and stops.
