@@ -14,10 +14,11 @@ mod h2;
 mod load;
 mod raw;
 mod report;
+#[path = "../common/settings.rs"]
+mod settings;
 mod tri_report;
 mod triple;
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -25,6 +26,7 @@ use bytes::Bytes;
 
 use crate::load::{EchoClient, Limits, Measured};
 use crate::report::{Row, System};
+use crate::settings::{env, env_list};
 use crate::tri_report::{Pair, TriRow};
 
 /// Settings from the environment; defaults give the full run (about a minute).
@@ -44,34 +46,6 @@ struct Config {
     server_threads: usize,
     /// Worker threads of the Triple cells' client runtime.
     client_threads: usize,
-}
-
-fn env<T: FromStr>(name: &str, default: T) -> anyhow::Result<T>
-where
-    T::Err: std::fmt::Display,
-{
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .map_err(|e| anyhow::anyhow!("{name}={v}: {e}")),
-        Err(_) => Ok(default),
-    }
-}
-
-fn env_list<T: FromStr>(name: &str, default: &str) -> anyhow::Result<Vec<T>>
-where
-    T::Err: std::fmt::Display,
-{
-    let v = std::env::var(name).unwrap_or_else(|_| default.to_owned());
-    v.split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| {
-            s.trim()
-                .parse()
-                .map_err(|e| anyhow::anyhow!("{name}={v}: {e}"))
-        })
-        .collect()
 }
 
 impl Config {

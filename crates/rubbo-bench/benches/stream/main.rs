@@ -14,12 +14,15 @@ mod client;
 mod grpc;
 mod proc;
 mod report;
+#[path = "../common/settings.rs"]
+mod settings;
 mod triple;
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use crate::report::Cell;
+use crate::settings::{env, env_list};
 
 /// The environment variable that makes this binary a child: `server` or `client`.
 const ROLE: &str = "RUBBO_STREAM_BENCH_ROLE";
@@ -44,34 +47,6 @@ pub(crate) struct Config {
     /// Bound on one measured stream (and on each child's waits).
     pub(crate) timeout: Duration,
     pub(crate) smoke: bool,
-}
-
-fn env<T: FromStr>(name: &str, default: T) -> anyhow::Result<T>
-where
-    T::Err: std::fmt::Display,
-{
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .map_err(|e| anyhow::anyhow!("{name}={v}: {e}")),
-        Err(_) => Ok(default),
-    }
-}
-
-fn env_list<T: FromStr>(name: &str, default: &str) -> anyhow::Result<Vec<T>>
-where
-    T::Err: std::fmt::Display,
-{
-    let v = std::env::var(name).unwrap_or_else(|_| default.to_owned());
-    v.split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| {
-            s.trim()
-                .parse()
-                .map_err(|e| anyhow::anyhow!("{name}={v}: {e}"))
-        })
-        .collect()
 }
 
 impl Config {
