@@ -109,7 +109,7 @@ impl ObserveSettings {
         };
         let otlp = crate::otlp::OtlpTracing::start(&settings, application)
             .map_err(|e| crate::registry_protocol::config_err(e.to_string()))?;
-        if !otlp.try_init_global() {
+        if !otlp.try_init_global() && !crate::otlp::global_is_rubbo() {
             tracing::warn!(
                 "a global tracing subscriber is set already: spans are not exported unless it \
                  has the layer of rubbo::otlp::OtlpTracing (see RubboBuilder::otlp)"

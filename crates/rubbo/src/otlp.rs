@@ -57,6 +57,7 @@
 //! # Ok(()) }
 //! ```
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use opentelemetry::trace::TracerProvider as _;
@@ -78,6 +79,15 @@ const DEFAULT_PROBABILITY: f64 = 0.1;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The target of the tracing filters' spans, the only ones exported.
 const TRACE_TARGET: &str = "rubbo_metrics::trace";
+
+/// Whether the global subscriber is one [`OtlpTracing::try_init_global`] set (a
+/// second application in the process then has nothing to warn about).
+static GLOBAL_IS_RUBBO: AtomicBool = AtomicBool::new(false);
+
+/// Whether the global `tracing` subscriber carries an OTLP layer of Rubbo's.
+pub(crate) fn global_is_rubbo() -> bool {
+    GLOBAL_IS_RUBBO.load(Ordering::Relaxed)
+}
 
 /// A bad OTLP setting, or an exporter that cannot be built.
 #[derive(Debug, thiserror::Error)]
@@ -304,7 +314,11 @@ impl OtlpTracing {
                     .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
             );
         let subscriber = tracing_subscriber::registry().with(self.layer()).with(logs);
-        tracing::subscriber::set_global_default(subscriber).is_ok()
+        let set = tracing::subscriber::set_global_default(subscriber).is_ok();
+        if set {
+            GLOBAL_IS_RUBBO.store(true, Ordering::Relaxed);
+        }
+        set
     }
 
     /// Exports the spans still queued and stops the exporter, within the export

@@ -76,7 +76,10 @@ fn config(application: &str, endpoint: &str) -> Config {
         .code("dubbo.protocol.host", "127.0.0.1")
         .code("dubbo.tracing.enabled", "true")
         .code("dubbo.tracing.sampling.probability", "1.0")
-        .code("dubbo.tracing.tracing-exporter.otlp-config.endpoint", endpoint)
+        .code(
+            "dubbo.tracing.tracing-exporter.otlp-config.endpoint",
+            endpoint,
+        )
         .load()
         .unwrap()
 }
@@ -95,7 +98,9 @@ async fn spans_of_a_call_are_exported_over_otlp_and_flushed_at_shutdown() {
     // Built first: its exporter's layer is the global subscriber's.
     let provider = Rubbo::from_config(&config("otlp-provider", &endpoint)).unwrap();
     let url = provider
-        .export(InteropServiceServer::new(Arc::new(InteropProvider::default())))
+        .export(InteropServiceServer::new(Arc::new(
+            InteropProvider::default(),
+        )))
         .await
         .unwrap();
     let consumer = Rubbo::from_config(&config("otlp-consumer", &endpoint)).unwrap();
@@ -118,7 +123,11 @@ async fn spans_of_a_call_are_exported_over_otlp_and_flushed_at_shutdown() {
     consumer.shutdown().await;
     provider.shutdown().await;
     // Well within the 5 s batch delay: what is here came from the shutdown's flush.
-    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
     let spans = received.0.lock().clone();
     server.abort();
 
