@@ -47,7 +47,7 @@
 //!     .with(otlp.as_ref().map(|o| o.layer()))
 //!     .with(tracing_subscriber::fmt::layer())
 //!     .init();
-//! let mut builder = rubbo::Rubbo::builder().config(&config)?;
+//! let mut builder = rubbo::Rubbo::builder().config(&config);
 //! if let Some(otlp) = otlp {
 //!     builder = builder.otlp(otlp);
 //! }
