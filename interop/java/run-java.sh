@@ -12,6 +12,11 @@ shift
 [[ -f "$here/target/classpath.txt" && -d "$here/target/classes" ]] ||
     { echo "run-java.sh: not built; run interop/java/build.sh" >&2; exit 2; }
 [[ "$main" == *.* ]] || main="org.rubbo.interop.$main"
+# RUBBO_JAVA_TRACING=1 adds Dubbo's tracing dependencies (target/classpath-tracing.txt).
+cp="$here/target/classes:$(cat "$here/target/classpath.txt")"
+if [[ "${RUBBO_JAVA_TRACING:-}" == 1 ]]; then
+    cp="$cp:$(cat "$here/target/classpath-tracing.txt")"
+fi
 # shellcheck disable=SC2086
 exec java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true \
-    ${JAVA_OPTS:-} -cp "$here/target/classes:$(cat "$here/target/classpath.txt")" "$main" "$@"
+    ${JAVA_OPTS:-} -cp "$cp" "$main" "$@"

@@ -230,6 +230,21 @@ keys! {
     /// Whether calls are traced (Java's `TracingConfig.enabled`,
     /// `dubbo.tracing.enabled`).
     TRACING_ENABLED_KEY = "tracing.enabled";
+    /// The share of new traces sampled, 0 to 1 (Java's `SamplingConfig.probability`,
+    /// `dubbo.tracing.sampling.probability`, default 0.1); a call with a caller's
+    /// `traceparent` follows the caller's decision.
+    TRACING_SAMPLING_PROBABILITY_KEY = "tracing.sampling.probability";
+    /// The OTLP collector the spans go to, gRPC (Java's `ExporterConfig.OtlpConfig`,
+    /// `dubbo.tracing.tracing-exporter.otlp-config.endpoint`, e.g.
+    /// `http://127.0.0.1:4317`); set, with tracing on, it turns the export on.
+    TRACING_OTLP_ENDPOINT_KEY = "tracing.tracing-exporter.otlp-config.endpoint";
+    /// The time one export may take (`...otlp-config.timeout`, default 10s).
+    TRACING_OTLP_TIMEOUT_KEY = "tracing.tracing-exporter.otlp-config.timeout";
+    /// `gzip` or `none` (`...otlp-config.compression-method`, default `none`).
+    TRACING_OTLP_COMPRESSION_KEY = "tracing.tracing-exporter.otlp-config.compression-method";
+    /// The prefix of the headers sent with each export
+    /// (`...otlp-config.headers.<name>=<value>`).
+    TRACING_OTLP_HEADERS_PREFIX = "tracing.tracing-exporter.otlp-config.headers.";
     /// The server's certificate chain, a PEM file (Java's `SslConfig`,
     /// `dubbo.ssl.server-key-cert-chain-path`). With the private key it turns TLS on for
     /// every server the process binds.

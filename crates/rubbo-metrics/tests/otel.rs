@@ -169,3 +169,51 @@ async fn exported_spans_chain_and_carry_the_wire_ids() {
         Some("org.example.Leaf")
     );
 }
+
+/// A caller that did not sample its trace (`traceparent` flags `00`, a Java consumer
+/// under `dubbo.tracing.sampling.probability`) is followed with a parent-based sampler,
+/// as Java's: no span of the call is exported, and the calls made from it pass the
+/// unsampled flag on.
+#[tokio::test]
+async fn an_unsampled_caller_is_followed() {
+    use opentelemetry_sdk::trace::Sampler;
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOn)))
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("rubbo-test")));
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let leaf = traced(
+        Service {
+            url: url(),
+            downstream: None,
+        },
+        &seen,
+    );
+    let server = TracingFilter::receiver().layer(Arc::new(Service {
+        url: url(),
+        downstream: Some(("org.example.Leaf", "leaf", leaf)),
+    }));
+    let java_trace = "0af7651916cd43dd8448eb211c80319c";
+    let inv = Invocation::new("org.example.Edge", "edge").with_attachment(
+        "traceparent",
+        format!("00-{java_trace}-b7ad6b7169203331-00"),
+    );
+    server.invoke(inv).await.unwrap();
+    drop(_guard);
+    provider.force_flush().unwrap();
+
+    let spans = exporter.get_finished_spans().unwrap();
+    assert!(spans.is_empty(), "{spans:#?}");
+    let wire = seen.lock().clone();
+    assert_eq!(wire.len(), 1);
+    assert!(
+        wire[0].starts_with(&format!("00-{java_trace}-")),
+        "{wire:?}"
+    );
+    assert!(wire[0].ends_with("-00"), "{wire:?}");
+}

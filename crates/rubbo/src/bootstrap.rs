@@ -351,6 +351,7 @@ impl RubboBuilder {
         let metrics = self
             .observe
             .install(&mut filters, &self.application, &self.host);
+        let otlp = self.observe.start_otlp(&self.application)?;
         for (name, f) in self.filters {
             filters.register(name, f);
         }
@@ -396,6 +397,7 @@ impl RubboBuilder {
                 qos: qos::QosState::default(),
                 app_discovery,
                 metrics,
+                otlp,
             }),
         };
         qos::start(&rubbo, &self.qos)?;
@@ -432,6 +434,12 @@ struct Inner {
     app_discovery: app_discovery::AppDiscovery,
     /// The metrics, when on.
     metrics: Option<rubbo_metrics::Metrics>,
+    /// The OTLP span exporter, when configured; flushed at shutdown.
+    #[cfg(feature = "otlp")]
+    otlp: Option<crate::otlp::OtlpTracing>,
+    #[cfg(not(feature = "otlp"))]
+    #[allow(dead_code)]
+    otlp: Option<()>,
 }
 
 fn now_ms() -> String {
@@ -849,6 +857,11 @@ impl Rubbo {
         // Waits (bounded) for every subscription to leave its registry.
         self.inner.registry_protocol.destroy().await;
         self.inner.qos.close();
+        // Last, so that the spans of the calls finished above go out too.
+        #[cfg(feature = "otlp")]
+        if let Some(otlp) = &self.inner.otlp {
+            otlp.shutdown().await;
+        }
     }
 }
 

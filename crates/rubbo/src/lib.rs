@@ -59,6 +59,8 @@ pub mod dev_registry;
 pub mod external_config;
 mod generic;
 mod java_type;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 pub mod registry_protocol;
 pub mod stream;
 mod wrapper_stream;

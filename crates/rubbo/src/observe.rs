@@ -14,6 +14,10 @@
 //! `observationreceiver` and `observationsender` run on every service and reference
 //! (remove one with `service.filter=-metrics-provider`, as in Java).
 //!
+//! With `dubbo.tracing.tracing-exporter.otlp-config.endpoint` set too, and the
+//! facade's `otlp` feature, the spans are exported over OTLP ([`crate::otlp`]); the
+//! exporter is flushed by [`Rubbo::shutdown`].
+//!
 //! The Prometheus text is the QoS `metrics` command (`GET /metrics` on the QoS
 //! port), as Java 3.3 serves it, and [`Rubbo::metrics`] in code. Java 3.3 has no
 //! port of its own for it (`dubbo.metrics.prometheus.exporter.metrics.port` is a
@@ -44,6 +48,9 @@ const METRICS_PROTOCOLS: &[&str] = &["prometheus", "default"];
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ObserveSettings {
     params: Vec<(String, String)>,
+    /// An exporter the application built itself ([`RubboBuilder::otlp`]).
+    #[cfg(feature = "otlp")]
+    otlp: Option<crate::otlp::OtlpTracing>,
 }
 
 impl ObserveSettings {
@@ -63,6 +70,70 @@ impl ObserveSettings {
                 self.set(key, v.trim().to_owned());
             }
         }
+        // The rest of `dubbo.tracing.*`: sampling and the OTLP exporter.
+        let tracing: Vec<(String, String)> = config
+            .iter()
+            .filter_map(|(k, e)| {
+                let key = k.strip_prefix("dubbo.")?;
+                (key.starts_with("tracing.") && key != keys::TRACING_ENABLED_KEY)
+                    .then(|| (key.to_owned(), e.value.trim().to_owned()))
+            })
+            .collect();
+        for (k, v) in tracing {
+            self.set(&k, v);
+        }
+    }
+
+    /// Starts the OTLP exporter when tracing is on and an endpoint is configured (or
+    /// answers the one the application gave), and sets the global subscriber to it
+    /// when none is set.
+    #[cfg(feature = "otlp")]
+    pub(crate) fn start_otlp(
+        &self,
+        application: &str,
+    ) -> Result<Option<crate::otlp::OtlpTracing>, rubbo_common::RpcError> {
+        if let Some(otlp) = &self.otlp {
+            return Ok(Some(otlp.clone()));
+        }
+        let get = |k: &str| {
+            self.params
+                .iter()
+                .find(|(pk, _)| pk == k)
+                .map(|(_, v)| v.as_str())
+        };
+        let all = self.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let settings = crate::otlp::OtlpSettings::from_keys(get, all)
+            .map_err(|e| crate::registry_protocol::config_err(e.to_string()))?;
+        let Some(settings) = settings else {
+            return Ok(None);
+        };
+        let otlp = crate::otlp::OtlpTracing::start(&settings, application)
+            .map_err(|e| crate::registry_protocol::config_err(e.to_string()))?;
+        if !otlp.try_init_global() && !crate::otlp::global_is_rubbo() {
+            tracing::warn!(
+                "a global tracing subscriber is set already: spans are not exported unless it \
+                 has the layer of rubbo::otlp::OtlpTracing (see RubboBuilder::otlp)"
+            );
+        }
+        Ok(Some(otlp))
+    }
+
+    /// Warns that an OTLP endpoint is configured in a build without the exporter.
+    #[cfg(not(feature = "otlp"))]
+    pub(crate) fn start_otlp(
+        &self,
+        _application: &str,
+    ) -> Result<Option<()>, rubbo_common::RpcError> {
+        let url = self.url();
+        if url.param::<keys::TracingEnabled>()
+            && url.get_param(keys::TRACING_OTLP_ENDPOINT_KEY).is_some()
+        {
+            tracing::warn!(
+                "dubbo.tracing.tracing-exporter.otlp-config.endpoint is set but rubbo was built \
+                 without its `otlp` feature: spans are not exported"
+            );
+        }
+        Ok(None)
     }
 
     /// Whether metrics were asked for.
@@ -141,6 +212,20 @@ impl RubboBuilder {
     pub fn tracing(mut self, enable: bool) -> Self {
         self.observe
             .set(keys::TRACING_ENABLED_KEY, enable.to_string());
+        self
+    }
+}
+
+#[cfg(feature = "otlp")]
+impl RubboBuilder {
+    /// Exports the spans with `otlp`, an exporter the application built (and whose
+    /// [`layer`](crate::otlp::OtlpTracing::layer) is in its own subscriber) instead of
+    /// one built from the configuration; turns tracing on. [`Rubbo::shutdown`] flushes
+    /// it.
+    pub fn otlp(mut self, otlp: crate::otlp::OtlpTracing) -> Self {
+        self.observe.otlp = Some(otlp);
+        self.observe
+            .set(keys::TRACING_ENABLED_KEY, true.to_string());
         self
     }
 }

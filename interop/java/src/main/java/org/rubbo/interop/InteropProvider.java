@@ -89,6 +89,7 @@ public final class InteropProvider {
             bootstrap.service(streams);
         }
         SslFromProperties.apply(bootstrap);
+        TracingFromProperties.apply(bootstrap);
         bootstrap.start();
 
         System.out.println("READY " + protocolName + " " + port);
