@@ -1,15 +1,16 @@
-//! Seeds shared by the fuzz targets: frames and values captured from Java Dubbo.
-#![allow(dead_code, unreachable_pub)]
+//! Seeds read from the repository's fixtures: frames and values captured from Java
+//! Dubbo 3.3.
 
 use std::path::{Path, PathBuf};
 
-/// The repository root.
-fn root() -> PathBuf {
+/// The repository root (this crate sits in `crates/rubbo-fuzz`).
+pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The files of `dir` (relative to the repository root) ending in `.bin`, smaller
-/// than `max` bytes (large seeds only slow the run down).
+/// than `max` bytes (large seeds only slow the run down). Panics when there are none:
+/// a target without its seeds would only fuzz the first bytes of a format.
 fn bins(dir: &str, max: usize) -> Vec<Vec<u8>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
         .unwrap_or_else(|e| panic!("seeds in {dir}: {e}"))
@@ -93,3 +94,8 @@ pub const HESSIAN_TAGS: &[&[u8]] = &[
     b"\x56\x04[int\x95",
     b"C\x0bjava.io.Foo\x91\x01a",
 ];
+
+/// `docs` as byte seeds.
+pub fn texts(docs: &[&str]) -> Vec<Vec<u8>> {
+    docs.iter().map(|d| d.as_bytes().to_vec()).collect()
+}
