@@ -77,9 +77,9 @@ fn expect_file(path: &Path, want: &[u8], problems: &mut Vec<String>) {
     }
     if bless() {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).unwrap();
+            std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         }
-        std::fs::write(path, want).unwrap();
+        std::fs::write(path, want).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     } else {
         problems.push(format!("{} is missing or stale", path.display()));
     }
