@@ -4,7 +4,9 @@
 # timeout or an allocation over rubbo_fuzz::MAX_ALLOC. Called by .ci/run.
 #
 #   fuzz/ci.sh [SECONDS_PER_TARGET]     (default 20; RUBBO_FUZZ_JOBS targets at a time,
-#                                        default the number of cores)
+#                                        default the number of cores; RUBBO_FUZZ_TARGETS
+#                                        a subset, default all; RUBBO_FUZZ_ARGS more
+#                                        libFuzzer flags)
 #
 # Built once with `-s none` (no AddressSanitizer): the decoders are safe Rust, so ASan
 # finds little here, while it roughly doubles the build and slows every execution; the
@@ -18,8 +20,10 @@ fuzz_dir=$PWD
 
 secs=${1:-20}
 jobs=${RUBBO_FUZZ_JOBS:-$(nproc)}
-# fuzz/target: not the workspace's target dir (other flags, other toolchain).
-target_dir=${RUBBO_FUZZ_TARGET_DIR:-$fuzz_dir/target}
+# Outside the tree and apart from the workspace's target dir (other flags, other
+# toolchain), kept between runs like the grpc-go peers: after the first run only the
+# changed crates rebuild.
+target_dir=${RUBBO_FUZZ_TARGET_DIR:-$HOME/.cache/rubbo/fuzz-target}
 flags=(--sanitizer none --target-dir "$target_dir")
 
 if ! rustup run nightly rustc --version >/dev/null 2>&1; then
@@ -48,11 +52,11 @@ run_one() {
   timeout $((secs + 120)) cargo +nightly fuzz run "${flags[@]}" "$t" \
     "$work/new/$t" "$fuzz_dir/corpus/$t" -- \
     -max_total_time="$secs" -print_final_stats=1 -dict="$fuzz_dir/dict/$t.dict" \
-    -timeout=10 -rss_limit_mb=2048 >"$work/$t.log" 2>&1 || rc=$?
+    -timeout=10 -rss_limit_mb=2048 ${RUBBO_FUZZ_ARGS:-} >"$work/$t.log" 2>&1 || rc=$?
   echo "$rc" >"$work/$t.rc"
 }
 
-targets=$(cargo +nightly fuzz list)
+targets=${RUBBO_FUZZ_TARGETS:-$(cargo +nightly fuzz list)}
 running=0
 for t in $targets; do
   if [ "$running" -ge "$jobs" ]; then
