@@ -37,7 +37,7 @@ rustup run nightly rustc --version
 cargo fuzz --version
 
 started=$(date +%s)
-timeout 600 cargo +nightly fuzz build "${flags[@]}"
+timeout 2400 cargo +nightly fuzz build "${flags[@]}"
 echo "cargo-fuzz build: $(($(date +%s) - started)) s"
 
 work=$(mktemp -d)
