@@ -4,8 +4,8 @@
 //! `io.dubbo/metadata` annotation.
 
 use rubbo_fuzz::targets::{self, instance};
+use rubbo_metadata::parse_metadata;
 use rubbo_metadata::{MetadataInfo, ServiceInstance};
-use rubbo_registry_kubernetes::parse::parse_metadata;
 
 #[test]
 fn zookeeper_instance_json() {

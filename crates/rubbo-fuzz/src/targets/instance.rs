@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use rubbo_metadata::{Endpoint, MetadataInfo, ServiceInstance, parse_url_params};
-use rubbo_registry_kubernetes::parse::{metadata_json, parse_metadata};
+use rubbo_metadata::{metadata_json, parse_metadata};
 
 /// A node Java 3.3.6 wrote (`InteropProvider --register-mode instance`; the same node
 /// as `rubbo-metadata`'s instance tests).
