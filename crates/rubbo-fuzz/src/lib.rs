@@ -1,5 +1,6 @@
 //! A time-boxed mutation fuzzer that runs in `cargo test`, on stable, for every
-//! decoder that reads peer or operator input (the tests in `tests/`, one per decoder).
+//! decoder that reads peer or operator input (the tests in `tests/`, one per decoder),
+//! and the checks the cargo-fuzz targets in `fuzz/` share with it ([`targets`]).
 //!
 //! Each target starts from seed inputs taken from real frames and documents, and
 //! mutates them (bit flips, interesting bytes and lengths, inserted, deleted,
@@ -25,6 +26,8 @@
 #[allow(unsafe_code)]
 mod alloc;
 mod mutate;
+pub mod seeds;
+pub mod targets;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc;

@@ -240,6 +240,31 @@ pub fn parse_url_params(instance: &ServiceInstance) -> BTreeMap<String, String> 
         .unwrap_or_default()
 }
 
+/// Instance metadata from its JSON object form (a Kubernetes Pod's `io.dubbo/metadata`
+/// annotation, `rubbo-registry-kubernetes`): string values are taken as they are, other scalars as their JSON text, nulls
+/// dropped.
+pub fn parse_metadata(json: &str) -> Result<BTreeMap<String, String>, String> {
+    let value: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let Value::Object(map) = value else {
+        return Err("not a JSON object".to_owned());
+    };
+    Ok(map
+        .into_iter()
+        .filter_map(|(k, v)| match v {
+            Value::Null => None,
+            Value::String(s) => Some((k, s)),
+            other => Some((k, other.to_string())),
+        })
+        .collect())
+}
+
+/// Instance metadata as the JSON object of strings a provider writes (the Pod
+/// annotation's value)
+/// (what Java writes with `JSONObject.toJSONString(instance.getMetadata())`).
+pub fn metadata_json(metadata: &BTreeMap<String, String>) -> String {
+    serde_json::to_string(metadata).unwrap_or_else(|_| "{}".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ pub use info::{
     EMPTY_REVISION, EXCLUDED_SERVICE_PARAMS, INSTANCE_PARAMS, MetadataInfo, ServiceInfo,
 };
 pub use instance::{
-    Endpoint, ServiceInstance, ZOOKEEPER_INSTANCE_CLASS, metadata_service_url_params,
-    parse_url_params,
+    Endpoint, ServiceInstance, ZOOKEEPER_INSTANCE_CLASS, metadata_json,
+    metadata_service_url_params, parse_metadata, parse_url_params,
 };
 pub use memory::MemoryServiceDiscovery;

@@ -9,7 +9,9 @@ use std::fmt;
 use k8s_openapi::api::core::v1::{Endpoints, ObjectReference, Pod};
 use k8s_openapi::api::discovery::v1::{Endpoint, EndpointSlice};
 use rubbo_metadata::ServiceInstance;
-use serde_json::Value;
+/// The annotation's JSON form; kept in `rubbo-metadata`, so that reading it needs no
+/// Kubernetes client (the fuzz targets build without one).
+pub use rubbo_metadata::{metadata_json, parse_metadata};
 
 /// The Pod annotation holding the instance metadata as a JSON object of strings
 /// (Java's `KubernetesServiceDiscovery.KUBERNETES_PROPERTIES_KEY`).
@@ -178,30 +180,6 @@ pub fn endpoints_addresses(endpoints: &Endpoints) -> (Vec<ReadyAddress>, Vec<Ski
         }
     }
     (out, skipped)
-}
-
-/// The instance metadata of a Pod's `io.dubbo/metadata` annotation: a JSON object;
-/// string values are taken as they are, other scalars as their JSON text, nulls
-/// dropped.
-pub fn parse_metadata(json: &str) -> Result<BTreeMap<String, String>, String> {
-    let value: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
-    let Value::Object(map) = value else {
-        return Err("not a JSON object".to_owned());
-    };
-    Ok(map
-        .into_iter()
-        .filter_map(|(k, v)| match v {
-            Value::Null => None,
-            Value::String(s) => Some((k, s)),
-            other => Some((k, other.to_string())),
-        })
-        .collect())
-}
-
-/// The annotation value a provider writes: its metadata as a JSON object of strings
-/// (what Java writes with `JSONObject.toJSONString(instance.getMetadata())`).
-pub fn metadata_json(metadata: &BTreeMap<String, String>) -> String {
-    serde_json::to_string(metadata).unwrap_or_else(|_| "{}".to_owned())
 }
 
 /// The instances of `app`: one per ready address and port whose Pod carries valid
