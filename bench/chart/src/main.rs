@@ -1,6 +1,6 @@
 //! `bench-chart RESULTS.jsonl OUT.svg`: the chart of `bench/java/run`'s cells, the
-//! median over rounds of each. Three panels over the cells {dubbo, tri} x {16 B, 4 KiB}
-//! x {1, 32, 256} in flight: calls/s and server CPU per call of Java Dubbo and Rubbo
+//! median over rounds of each. Three panels over the cells {dubbo, tri} x {16 B, 4 KiB,
+//! the contract's User} x {1, 32, 256} in flight: calls/s and server CPU per call of Java Dubbo and Rubbo
 //! driven by `rubbo bench`, and the client CPU per call of the Java client and of
 //! `rubbo bench` driving Java Dubbo.
 
@@ -13,14 +13,15 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde_json::Value;
 
 /// (server, client, protocol, payload, in flight)
-type Key = (String, String, String, u64, u64);
+type Key = (String, String, String, String, u64);
 /// (protocol, payload, in flight)
-type Cell<'a> = (&'a str, u64, u64);
+type Cell<'a> = (&'a str, &'a str, u64);
 /// A cell's value for (server, client).
 type Lookup<'a> = &'a dyn Fn(&str, &str, Cell<'_>) -> Option<f64>;
 
 const PROTOCOLS: [&str; 2] = ["dubbo", "tri"];
-const PAYLOADS: [u64; 2] = [16, 4096];
+/// The payloads' names, as `bench/java/run` writes them (`16 B`, `4 KiB`, `User`).
+const PAYLOADS: [&str; 3] = ["16 B", "4 KiB", "User"];
 const INFLIGHT: [u64; 3] = [1, 32, 256];
 const JAVA: RGBColor = RGBColor(0xd6, 0x5f, 0x00);
 const RUST: RGBColor = RGBColor(0x1f, 0x5f, 0xa8);
@@ -34,6 +35,16 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     }
 }
 
+/// A payload's name: as written, or from a size in bytes (older result files).
+fn payload_name(v: &Value) -> Option<String> {
+    match (v.as_str(), v.as_u64()) {
+        (Some(s), _) => Some(s.to_owned()),
+        (None, Some(b)) if b >= 1024 => Some(format!("{} KiB", b / 1024)),
+        (None, Some(b)) => Some(format!("{b} B")),
+        _ => None,
+    }
+}
+
 /// The median of `field` per cell.
 fn medians(rows: &[Value], field: &str) -> BTreeMap<Key, f64> {
     let mut all: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
@@ -42,7 +53,7 @@ fn medians(rows: &[Value], field: &str) -> BTreeMap<Key, f64> {
             r["server"].as_str(),
             r["client"].as_str(),
             r["protocol"].as_str(),
-            r["payload"].as_u64(),
+            payload_name(&r["payload"]),
             r["inflight"].as_u64(),
             r[field].as_f64(),
         ) else {
@@ -68,7 +79,7 @@ fn panel<'a, 'b: 'a>(
     values: &BTreeMap<Key, f64>,
     series: [(&'static str, RGBColor, &'static str, &'static str); 2],
 ) -> Result<()> {
-    let cells: Vec<(&str, u64, u64)> = PROTOCOLS
+    let cells: Vec<Cell<'_>> = PROTOCOLS
         .iter()
         .flat_map(|p| {
             PAYLOADS
@@ -76,9 +87,9 @@ fn panel<'a, 'b: 'a>(
                 .flat_map(move |b| INFLIGHT.iter().map(move |n| (*p, *b, *n)))
         })
         .collect();
-    let get = |server: &str, client: &str, (p, b, n): (&str, u64, u64)| {
+    let get = |server: &str, client: &str, (p, b, n): Cell<'_>| {
         values
-            .get(&(server.into(), client.into(), p.into(), b, n))
+            .get(&(server.into(), client.into(), p.into(), b.into(), n))
             .copied()
     };
     let found: Vec<f64> = cells
@@ -125,7 +136,7 @@ fn panel<'a, 'b: 'a>(
 fn bars<'a, 'b: 'a, Y>(
     root: &DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
     chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, Y>>,
-    cells: &[(&str, u64, u64)],
+    cells: &[Cell<'_>],
     floor: f64,
     get: Lookup<'_>,
     series: [(&'static str, RGBColor, &'static str, &'static str); 2],
@@ -158,12 +169,7 @@ where
         TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
     for (i, (p, b, n)) in cells.iter().enumerate() {
         let (x, y) = chart.backend_coord(&(i as f64 + 0.5, floor));
-        let size = if *b >= 1024 {
-            format!("{} KiB", b / 1024)
-        } else {
-            format!("{b} B")
-        };
-        root.draw(&Text::new(format!("{p} {size}"), (x, y + 6), style.clone()))?;
+        root.draw(&Text::new(format!("{p} {b}"), (x, y + 6), style.clone()))?;
         root.draw(&Text::new(format!("x{n}"), (x, y + 22), style.clone()))?;
     }
     Ok(())
@@ -181,7 +187,7 @@ fn main() -> Result<()> {
         .map(serde_json::from_str)
         .collect::<Result<_, _>>()
         .with_context(|| format!("{input} is not JSON lines"))?;
-    let root = SVGBackend::new(output, (1200, 1150)).into_drawing_area();
+    let root = SVGBackend::new(output, (1500, 1150)).into_drawing_area();
     root.fill(&WHITE)?;
     let areas = root.split_evenly((3, 1));
     let servers = [

@@ -1,6 +1,8 @@
 //! `rubbo bench URL METHOD [JSON args…]`: a load generator for `dubbo://` and
 //! `tri://` providers (what `ghz` and `h2load` are for gRPC and HTTP/2), calling
-//! through the same generic path as `rubbo invoke`. Closed loop by default (`-c`
+//! through the same generic path as `rubbo invoke` (`$invoke`), or with `--typed` the
+//! method itself, as a consumer of the Java interface does, its arguments encoded in
+//! Hessian 2 once for every call. Closed loop by default (`-c`
 //! calls in flight), open loop with `--rate`; bounded in calls and in time; a
 //! progress line on a terminal, then a summary with an HDR histogram and the errors
 //! by kind, or one JSON object with `--json`.
@@ -13,10 +15,15 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use bytes::BytesMut;
 use hdrhistogram::Histogram;
+use rubbo::GenericClient;
 use rubbo::config::Config;
+use rubbo_common::descriptor::name_to_desc;
 use rubbo_common::keys::GENERIC_KEY;
-use rubbo_common::{Arguments, Url, Value, generic_arguments};
+use rubbo_common::{Arguments, Encoded, Invocation, Url, Value, generic_arguments};
+use rubbo_hessian2::Encoder;
+use rubbo_serialization::HESSIAN2;
 use serde::ser::{Serialize, SerializeTuple, Serializer};
 use serde_json::json;
 
@@ -39,6 +46,8 @@ pub(crate) struct BenchArgs<'a> {
     pub(crate) method: &'a str,
     pub(crate) args: &'a [String],
     pub(crate) types: Option<&'a str>,
+    /// Call `method` itself with the declared types, not `$invoke`.
+    pub(crate) typed: bool,
     pub(crate) concurrency: usize,
     pub(crate) connections: usize,
     pub(crate) duration: Option<Duration>,
@@ -87,6 +96,35 @@ impl Serialize for GenericArgs {
     }
 }
 
+/// The call of `method` itself on the service `url` names (interface, version,
+/// group), as a Java consumer of the interface makes it: the parameter descriptor of
+/// the declared types, and the arguments in Hessian 2, encoded here once; every call
+/// sends these bytes as they are.
+fn typed_invocation(url: &Url, method: &str, call: &CallArgs) -> Result<Invocation> {
+    let interface = url
+        .service_interface()
+        .context("the URL names no interface (dubbo://host:port/<interface>)")?;
+    let desc: String = call.types.iter().map(|t| name_to_desc(t)).collect();
+    let mut bytes = BytesMut::new();
+    let mut enc = Encoder::new(&mut bytes);
+    for v in &call.values {
+        enc.write_value(v).context("cannot encode the arguments")?;
+    }
+    let mut inv = Invocation::new(interface, method)
+        .with_parameter_types(desc)
+        .with_arguments(Arguments::Encoded {
+            count: call.values.len(),
+            encoded: Encoded::new(&HESSIAN2, bytes.freeze()),
+        });
+    if let Some(v) = url.version().filter(|v| !v.is_empty()) {
+        inv = inv.with_version(v);
+    }
+    if let Some(g) = url.group().filter(|g| !g.is_empty()) {
+        inv = inv.with_group(g);
+    }
+    Ok(inv)
+}
+
 /// Fails unless every address `target`'s host stands for is a loopback address;
 /// resolves the name only (nothing is sent to the target).
 fn check_loopback(target: &str) -> Result<()> {
@@ -129,21 +167,29 @@ pub(crate) fn run(a: &BenchArgs<'_>, config: &Config) -> Result<ExitCode> {
 }
 
 async fn bench(a: &BenchArgs<'_>, call: CallArgs, config: &Config) -> Result<ExitCode> {
-    let mut clients = Vec::with_capacity(a.connections);
+    let mut invokers = Vec::with_capacity(a.connections);
     for _ in 0..a.connections {
-        clients.push(invoke_cmd::connect(a.target, config).await?);
+        invokers.push(if a.typed {
+            invoke_cmd::refer(a.target, config, false).await?
+        } else {
+            invoke_cmd::connect(a.target, config).await?.into_inner()
+        });
     }
-    let types: Vec<&str> = call.types.iter().map(String::as_str).collect();
-    let template = clients[0]
-        .invocation_of(a.method, &types, Vec::new())
-        .with_arguments(Arguments::typed(
-            3,
-            GenericArgs(generic_arguments(a.method, &types, call.values)),
-        ))
-        // What the generic filter would add to every call, added once.
-        .with_attachment(GENERIC_KEY, "true");
+    let template = if a.typed {
+        typed_invocation(invokers[0].url(), a.method, &call)?
+    } else {
+        let types: Vec<&str> = call.types.iter().map(String::as_str).collect();
+        GenericClient::new(invokers[0].clone())
+            .invocation_of(a.method, &types, Vec::new())
+            .with_arguments(Arguments::typed(
+                3,
+                GenericArgs(generic_arguments(a.method, &types, call.values)),
+            ))
+            // What the generic filter would add to every call, added once.
+            .with_attachment(GENERIC_KEY, "true")
+    };
     let load = Arc::new(Load {
-        invokers: clients.iter().map(|c| c.get_ref().clone()).collect(),
+        invokers: invokers.clone(),
         template,
         concurrency: a.concurrency,
         rate: a.rate,
@@ -179,8 +225,8 @@ async fn bench(a: &BenchArgs<'_>, call: CallArgs, config: &Config) -> Result<Exi
     let cpu = cpu_before
         .zip(process_cpu())
         .map(|(b, a)| a.saturating_sub(b));
-    for c in clients {
-        c.into_inner().destroy();
+    for i in invokers {
+        i.destroy();
     }
     let mut latencies = Histogram::new_with_bounds(1, 60_000_000_000, 3)?;
     stats.merge_into(&mut latencies);

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use rubbo::config::Config;
 use rubbo::{GenericClient, Rubbo};
 use rubbo_common::keys::{GENERIC_KEY, Param, TIMEOUT_KEY, Timeout};
-use rubbo_common::{ErrorKind, Payload, RpcError, Url, Value};
+use rubbo_common::{BoxInvoker, ErrorKind, Payload, RpcError, Url, Value};
 use rubbo_hessian2::{json_to_value, value_to_json};
 use serde_json::Value as Json;
 
@@ -99,6 +99,17 @@ async fn at_url(a: &InvokeArgs<'_>, call: &CallArgs, config: &Config) -> Result<
 /// connection of its own: each call makes a new protocol instance, so two clients of
 /// the same address do not share a connection (`rubbo bench --connections`).
 pub(crate) async fn connect(target: &str, config: &Config) -> Result<GenericClient> {
+    let invoker = refer(target, config, true).await?;
+    // Only the generic marker: the CLI's calls carry nothing else a filter adds.
+    let generic_impl = rubbo::builtin_filters().get(GENERIC_IMPL_FILTER)?;
+    Ok(GenericClient::new(generic_impl.layer(invoker)))
+}
+
+/// An invoker of the one provider `target` names, on a connection of its own, with
+/// the configuration's reference and consumer parameters; a generic reference
+/// (`generic=true`) when `generic`, else one for calls of the methods themselves
+/// (`rubbo bench --typed`). No filter is added.
+pub(crate) async fn refer(target: &str, config: &Config, generic: bool) -> Result<BoxInvoker> {
     let url = Url::parse(target).with_context(|| format!("malformed URL \"{target}\""))?;
     let protocols = rubbo::protocols();
     let protocol = url
@@ -129,18 +140,14 @@ pub(crate) async fn connect(target: &str, config: &Config) -> Result<GenericClie
         .get_param(TIMEOUT_KEY)
         .and_then(Timeout::parse)
         .unwrap_or(Timeout::DEFAULT);
-    let invoker = tokio::time::timeout(
-        timeout + Duration::from_secs(3),
-        protocol.refer(
-            url.with_param(TIMEOUT_KEY, timeout.as_millis().to_string())
-                .with_param(GENERIC_KEY, "true"),
-        ),
-    )
-    .await
-    .context("connect timed out")??;
-    // Only the generic marker: the CLI's calls carry nothing else a filter adds.
-    let generic_impl = rubbo::builtin_filters().get(GENERIC_IMPL_FILTER)?;
-    Ok(GenericClient::new(generic_impl.layer(invoker)))
+    let mut url = url.with_param(TIMEOUT_KEY, timeout.as_millis().to_string());
+    if generic {
+        url = url.with_param(GENERIC_KEY, "true");
+    }
+    let invoker = tokio::time::timeout(timeout + Duration::from_secs(3), protocol.refer(url))
+        .await
+        .context("connect timed out")??;
+    Ok(invoker)
 }
 
 /// Through the configured registries, as an application's consumer would call.

@@ -124,6 +124,11 @@ enum Command {
         /// Java parameter types, comma separated (default: inferred from the JSON).
         #[arg(long)]
         types: Option<String>,
+        /// Call METHOD itself (a plain request with the parameter types' descriptor,
+        /// the arguments encoded once), as a consumer of the Java interface does,
+        /// instead of the generic `$invoke`: the provider skips its generic step.
+        #[arg(long)]
+        typed: bool,
         /// Calls in flight at most (closed loop: exactly).
         #[arg(short = 'c', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         concurrency: u32,
@@ -262,6 +267,7 @@ fn main() -> ExitCode {
             method,
             args,
             types,
+            typed,
             concurrency,
             connections,
             duration,
@@ -285,6 +291,7 @@ fn main() -> ExitCode {
                         method: &method,
                         args: &args,
                         types: types.as_deref(),
+                        typed,
                         concurrency: concurrency as usize,
                         connections: connections as usize,
                         duration,

@@ -5,7 +5,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rubbo::{RpcError, Rubbo};
+use rubbo::filter::Activate;
+use rubbo::{BoxInvoker, Invocation, RpcError, Rubbo, filter_fn};
 
 const PAYLOAD_LEN: usize = 4096;
 
@@ -24,6 +25,8 @@ struct Counting {
     echo: AtomicU64,
     fail: AtomicU64,
     bad_argument: AtomicU64,
+    /// `$invoke` calls, as they arrived (before the generic filter).
+    generic: AtomicU64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -49,14 +52,24 @@ fn payload() -> String {
 
 /// A provider over `protocol` on 127.0.0.1, its counts and its service URL.
 async fn serve(protocol: &str) -> (Rubbo, Arc<Counting>, String) {
+    let provider = Provider::default();
+    let counts = provider.0.clone();
+    let seen = counts.clone();
+    // Outside the generic filter (-20000): sees `$invoke` before it becomes the method.
+    let generic = filter_fn(move |inv: Invocation, next: BoxInvoker| {
+        if inv.method() == "$invoke" {
+            seen.generic.fetch_add(1, Ordering::SeqCst);
+        }
+        next.invoke(inv)
+    })
+    .with_activate(Activate::provider(-30_000));
     let rubbo = Rubbo::builder()
         .application("bench-test")
         .host("127.0.0.1")
         .protocol(protocol, 0)
+        .filter("count-generic", generic)
         .build()
         .unwrap();
-    let provider = Provider::default();
-    let counts = provider.0.clone();
     let url = rubbo
         .export(BenchServiceServer::new(Arc::new(provider)))
         .await
@@ -114,6 +127,12 @@ async fn exact_count(protocol: &str, extra: &[&str]) {
         "the provider's count"
     );
     assert_eq!(counts.bad_argument.load(Ordering::SeqCst), 0);
+    let generic = if extra.contains(&"--typed") { 0 } else { 500 };
+    assert_eq!(
+        counts.generic.load(Ordering::SeqCst),
+        generic,
+        "$invoke calls: none with --typed, else all"
+    );
     let lat = &report["latency"];
     let (p50, p99, max) = (
         lat["p50_us"].as_f64().unwrap(),
@@ -137,6 +156,12 @@ async fn triple_n_calls_make_exactly_n_calls_over_two_connections() {
 
 /// Every failed call is counted under its kind: a business exception, and a method
 /// the provider does not have.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_calls_reach_the_method_itself_over_dubbo_and_triple() {
+    exact_count("dubbo", &["--typed"]).await;
+    exact_count("tri", &["--typed", "--types", "java.lang.String"]).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_are_counted_by_kind() {
     for protocol in ["dubbo", "tri"] {

@@ -257,6 +257,21 @@ fn is_hessian2(s: &dyn Serialization) -> bool {
     s.name() == HESSIAN2.name()
 }
 
+/// Whether writing `v` starts no class definition, type or back-reference.
+fn is_scalar(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Long(_)
+            | Value::Double(_)
+            | Value::String(_)
+            | Value::Binary(_)
+            | Value::Date(_)
+    )
+}
+
 /// Encodes a request body: version, path, service version, method, descriptor,
 /// arguments, attachments.
 pub fn encode_request(
@@ -282,6 +297,15 @@ pub fn encode_request(
             return Err(CodecError::BadArguments(
                 "a message stream: the dubbo protocol has no streaming calls (use tri)".into(),
             ));
+        }
+        // Hessian 2 bytes made once for many calls (`rubbo bench --typed`): copied as
+        // they are. Only when the attachments written after them are scalars: the
+        // bytes were written by another encoder, so a class definition or reference
+        // in an attachment would not line up with the ones the bytes hold.
+        Arguments::Encoded { encoded, .. }
+            if is_hessian2(encoded.serialization) && inv.attachments().values().all(is_scalar) =>
+        {
+            enc.get_mut().put_slice(&encoded.bytes);
         }
         Arguments::Encoded { .. } => {
             for v in inv

@@ -798,3 +798,52 @@ fn attachments_may_be_a_reference_to_an_argument_map() {
     assert_eq!(req.attachment("k"), Some("v"));
     assert_eq!(req.arguments.len(), 1);
 }
+
+#[test]
+fn pre_encoded_arguments_are_written_as_the_values_would_be() {
+    use rubbo_hessian2::Object;
+    let user = Value::Object(
+        Object::new("org.rubbo.interop.User")
+            .with_field("id", Value::Long(7))
+            .with_field("name", "u7"),
+    );
+    let args = vec![Value::from("hi"), user];
+    let mut bytes = BytesMut::new();
+    let mut enc = Encoder::new(&mut bytes);
+    for v in &args {
+        enc.write_value(v).unwrap();
+    }
+    let encoded = rubbo_common::Arguments::Encoded {
+        count: 2,
+        encoded: Encoded::new(&HESSIAN2, bytes.freeze()),
+    };
+    let meta = RequestMeta {
+        path: "org.rubbo.interop.InteropService",
+        version: Some("1.0.0"),
+        timeout_ms: 1000,
+        ..Default::default()
+    };
+    let base = Invocation::new("org.rubbo.interop.InteropService", "twoArgs")
+        .with_parameter_types("Ljava/lang/String;Lorg/rubbo/interop/User;");
+    let body = |inv: &Invocation| {
+        let mut out = BytesMut::new();
+        encode_request(inv, &meta, &mut out).unwrap();
+        out.freeze()
+    };
+    // Scalar attachments: the bytes are copied, and the body is the one the values make.
+    let values = base.clone().with_arguments(args.clone());
+    let copied = base.clone().with_arguments(encoded.clone());
+    assert_eq!(body(&copied), body(&values));
+    let with_trace = |inv: Invocation| inv.with_attachment("trace-id", "t-1");
+    assert_eq!(
+        body(&with_trace(copied.clone())),
+        body(&with_trace(values.clone()))
+    );
+    // An object attachment (its class definition would clash with the bytes'): the
+    // values are written through this encoder, and the provider reads them back.
+    let obj = Value::Object(Object::new("org.example.Tag").with_field("v", "x"));
+    let copied = copied.with_attachment("tag", obj.clone());
+    let read = decode_request_full(2, &body(&copied)).unwrap();
+    assert_eq!(read.arguments.to_values().unwrap(), args);
+    assert_eq!(read.attachments.get("tag"), Some(&obj));
+}

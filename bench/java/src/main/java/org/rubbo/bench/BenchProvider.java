@@ -13,8 +13,12 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  * loopback only (see {@link LoopbackBind}).
  *
  * <pre>
- *   BenchProvider --protocol dubbo|tri --port P [--host 127.0.0.1]
+ *   BenchProvider --protocol dubbo|tri --port P [--host 127.0.0.1] [--threads 300]
  * </pre>
+ *
+ * {@code --threads}: the dubbo protocol's server thread pool (Dubbo's default: fixed, 200 threads,
+ * no queue). The bench's 256 calls in flight arrive at once when a cell starts, and 200 threads
+ * answer the other 56 with "thread pool is exhausted"; 300 is above the highest in-flight count.
  *
  * Prints one stdout line {@code READY <protocol> <port>} once serving; runs until SIGTERM.
  */
@@ -26,6 +30,7 @@ public final class BenchProvider {
         Args args = Args.parse(argv);
         String protocolName = args.get("protocol", "dubbo");
         int port = Integer.parseInt(args.require("port"));
+        int threads = args.getInt("threads", 300);
         String host = args.get("host", "127.0.0.1");
         LoopbackBind.pinLocalHost(host);
 
@@ -34,6 +39,7 @@ public final class BenchProvider {
         app.setLogger("slf4j");
         ProtocolConfig protocol = new ProtocolConfig(protocolName, port);
         protocol.setHost(host);
+        protocol.setThreads(threads);
         ServiceConfig<EchoService> service = new ServiceConfig<>();
         service.setInterface(EchoService.class);
         service.setRef(new EchoServiceImpl());
