@@ -64,6 +64,9 @@ struct Inner {
     registered: Mutex<HashMap<String, ServiceInstance>>,
     /// Instance nodes read so far (see [`ZookeeperServiceDiscovery::instance_reads`]).
     instance_reads: AtomicU64,
+    /// The instance watch of each application, shared by every caller of `watch`
+    /// (one follower per application, as Java's per-application listener).
+    app_watches: Mutex<HashMap<String, watch::Sender<Arc<Vec<ServiceInstance>>>>>,
 }
 
 impl fmt::Debug for ZookeeperServiceDiscovery {
@@ -104,6 +107,7 @@ impl ZookeeperServiceDiscovery {
             session: session.clone(),
             registered: Mutex::new(HashMap::new()),
             instance_reads: AtomicU64::new(0),
+            app_watches: Mutex::new(HashMap::new()),
         });
         let recover = tokio::spawn(recover_loop(inner.clone()));
         let discovery = ZookeeperServiceDiscovery {
@@ -505,9 +509,17 @@ impl ServiceDiscovery for ZookeeperServiceDiscovery {
         })
     }
 
+    /// One follower per application: a second watch of the same application shares
+    /// the first one's list (and its ZooKeeper watches and reads).
     fn watch(&self, app: &str) -> BoxFuture<'_, MetadataResult<InstancesWatch>> {
+        let mut watches = self.inner.app_watches.lock();
+        if let Some(tx) = watches.get(app) {
+            return Box::pin(std::future::ready(Ok(tx.subscribe())));
+        }
         let (tx, rx) = watch::channel(Arc::new(Vec::new()));
-        let task = tokio::spawn(instance_watch::follow_instances(
+        watches.insert(app.to_owned(), tx.clone());
+        drop(watches);
+        let task = tokio::spawn(instance_watch::follow_shared(
             self.inner.clone(),
             app.to_owned(),
             tx,

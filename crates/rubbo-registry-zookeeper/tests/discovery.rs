@@ -315,3 +315,38 @@ async fn a_change_to_one_of_many_instances_reads_one_node() {
     assert_eq!(*watch.borrow().clone(), expected);
     consumer.destroy().await;
 }
+
+#[tokio::test]
+async fn watches_of_one_application_share_one_follower() {
+    init_tracing();
+    let app = "shared-watch-app";
+    let provider = discovery().await;
+    let consumer = discovery().await;
+    provider.register(instance(app, 1, "r1")).await.unwrap();
+    let mut a = consumer.watch(app).await.unwrap();
+    let mut b = consumer.watch(app).await.unwrap();
+    reads_until(&consumer, &mut a, 0, |l| l.len() == 1).await;
+    reads_until(&consumer, &mut b, 0, |l| l.len() == 1).await;
+    assert_eq!(consumer.instance_reads(), 1, "one read for both watches");
+
+    // A change reaches both for one read.
+    provider.register(instance(app, 1, "r2")).await.unwrap();
+    let r2 = |l: &[ServiceInstance]| l.first().and_then(|i| i.revision()) == Some("r2");
+    assert_eq!(reads_until(&consumer, &mut a, 1, r2).await, 1);
+    assert_eq!(reads_until(&consumer, &mut b, 1, r2).await, 1);
+
+    // One watch dropped: the other is still served.
+    drop(a);
+    provider.register(instance(app, 2, "r1")).await.unwrap();
+    reads_until(&consumer, &mut b, 0, |l| l.len() == 2).await;
+
+    // Both dropped, then watched again: a new follower reads the nodes again.
+    drop(b);
+    let mut c = consumer.watch(app).await.unwrap();
+    let before = consumer.instance_reads();
+    provider.register(instance(app, 3, "r1")).await.unwrap();
+    reads_until(&consumer, &mut c, before, |l| l.len() == 3).await;
+    provider.destroy().await;
+    reads_until(&consumer, &mut c, before, |l| l.is_empty()).await;
+    consumer.destroy().await;
+}

@@ -183,14 +183,30 @@ fn publish(tx: &watch::Sender<Arc<Vec<ServiceInstance>>>, list: Vec<ServiceInsta
     });
 }
 
-/// Keeps `tx` equal to the instances under `/services/{app}`, reading only what
-/// changed, starting over in each new session, with a backoff after failures, until
-/// every receiver is gone.
-pub(super) async fn follow_instances(
+/// Follows `app` for every receiver of `tx` (the shared watch of `app` in
+/// `inner.app_watches`); leaves the table when the last receiver is gone, checked under
+/// the table's lock so that a receiver added meanwhile is served.
+pub(super) async fn follow_shared(
     inner: Arc<Inner>,
     app: String,
     tx: watch::Sender<Arc<Vec<ServiceInstance>>>,
 ) {
+    loop {
+        follow_instances(&inner, &app, &tx).await;
+        let mut watches = inner.app_watches.lock();
+        if tx.receiver_count() == 0 {
+            if watches.get(&app).is_some_and(|t| t.same_channel(&tx)) {
+                watches.remove(&app);
+            }
+            return;
+        }
+    }
+}
+
+/// Keeps `tx` equal to the instances under `/services/{app}`, reading only what
+/// changed, starting over in each new session, with a backoff after failures, until
+/// every receiver is gone.
+async fn follow_instances(inner: &Inner, app: &str, tx: &watch::Sender<Arc<Vec<ServiceInstance>>>) {
     let path = format!("{}/{app}", inner.services_root);
     let mut rx = inner.session.conn.subscribe();
     let mut failures = 0u32;
@@ -204,16 +220,16 @@ pub(super) async fn follow_instances(
             continue;
         };
         // Watches do not outlive their session: a new one starts from nothing.
-        let mut state = AppState::new(&app, &path);
+        let mut state = AppState::new(app, &path);
         let ended = async {
             loop {
-                let watcher = state.list(&inner, &conn.client).await?;
+                let watcher = state.list(inner, &conn.client).await?;
                 let mut watcher: BoxFuture<'static, EventType> =
                     Box::pin(async move { watcher.changed().await.event_type });
-                publish(&tx, state.instances());
+                publish(tx, state.instances());
                 failures = 0;
                 match state
-                    .next(&inner, &conn.client, &mut watcher, &tx, &mut rx)
+                    .next(inner, &conn.client, &mut watcher, tx, &mut rx)
                     .await?
                 {
                     Next::Children => continue,
