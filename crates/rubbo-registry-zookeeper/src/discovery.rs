@@ -66,7 +66,14 @@ struct Inner {
     instance_reads: AtomicU64,
     /// The instance watch of each application, shared by every caller of `watch`
     /// (one follower per application, as Java's per-application listener).
-    app_watches: Mutex<HashMap<String, watch::Sender<Arc<Vec<ServiceInstance>>>>>,
+    app_watches: Mutex<HashMap<String, AppWatch>>,
+}
+
+/// The shared instance watch of one application.
+struct AppWatch {
+    tx: watch::Sender<Arc<Vec<ServiceInstance>>>,
+    /// Turns true once the follower has listed the application.
+    listed: watch::Receiver<bool>,
 }
 
 impl fmt::Debug for ZookeeperServiceDiscovery {
@@ -511,23 +518,45 @@ impl ServiceDiscovery for ZookeeperServiceDiscovery {
 
     /// One follower per application: a second watch of the same application shares
     /// the first one's list (and its ZooKeeper watches and reads).
+    /// With a session, the watch holds the first list when it is returned (waiting up
+    /// to the registry timeout for it), so that a caller needs no read of its own.
     fn watch(&self, app: &str) -> BoxFuture<'_, MetadataResult<InstancesWatch>> {
         let mut watches = self.inner.app_watches.lock();
-        if let Some(tx) = watches.get(app) {
-            return Box::pin(std::future::ready(Ok(tx.subscribe())));
-        }
-        let (tx, rx) = watch::channel(Arc::new(Vec::new()));
-        watches.insert(app.to_owned(), tx.clone());
+        let (tx, mut listed) = match watches.get(app) {
+            Some(w) => (w.tx.clone(), w.listed.clone()),
+            None => {
+                let (tx, _) = watch::channel(Arc::new(Vec::new()));
+                let (listed_tx, listed) = watch::channel(false);
+                watches.insert(
+                    app.to_owned(),
+                    AppWatch {
+                        tx: tx.clone(),
+                        listed: listed.clone(),
+                    },
+                );
+                let task = tokio::spawn(instance_watch::follow_shared(
+                    self.inner.clone(),
+                    app.to_owned(),
+                    tx.clone(),
+                    listed_tx,
+                ));
+                let mut tasks = self.tasks.lock();
+                tasks.retain(|t| !t.is_finished());
+                tasks.push(task);
+                (tx, listed)
+            }
+        };
         drop(watches);
-        let task = tokio::spawn(instance_watch::follow_shared(
-            self.inner.clone(),
-            app.to_owned(),
-            tx,
-        ));
-        let mut tasks = self.tasks.lock();
-        tasks.retain(|t| !t.is_finished());
-        tasks.push(task);
-        Box::pin(async move { Ok(rx) })
+        let rx = tx.subscribe();
+        let timeout = self.inner.timeout;
+        let connected = self.inner.session.current().is_some();
+        Box::pin(async move {
+            if connected {
+                // Else the list fills in when ZooKeeper answers.
+                let _ = tokio::time::timeout(timeout, listed.wait_for(|l| *l)).await;
+            }
+            Ok(rx)
+        })
     }
 
     fn destroy(&self) -> BoxFuture<'_, ()> {

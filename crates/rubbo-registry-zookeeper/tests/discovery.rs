@@ -350,3 +350,21 @@ async fn watches_of_one_application_share_one_follower() {
     reads_until(&consumer, &mut c, before, |l| l.is_empty()).await;
     consumer.destroy().await;
 }
+
+#[tokio::test]
+async fn a_watch_holds_the_first_list_when_returned() {
+    let app = "first-list-app";
+    let provider = discovery().await;
+    let consumer = discovery().await;
+    provider.register(instance(app, 1, "r1")).await.unwrap();
+    provider.register(instance(app, 2, "r1")).await.unwrap();
+    let first = consumer.watch(app).await.unwrap();
+    assert_eq!(first.borrow().len(), 2);
+    // A second watch of the same application too, with no read of its own.
+    let reads = consumer.instance_reads();
+    let second = consumer.watch(app).await.unwrap();
+    assert_eq!(second.borrow().len(), 2);
+    assert_eq!(consumer.instance_reads(), reads);
+    provider.destroy().await;
+    consumer.destroy().await;
+}

@@ -190,12 +190,13 @@ pub(super) async fn follow_shared(
     inner: Arc<Inner>,
     app: String,
     tx: watch::Sender<Arc<Vec<ServiceInstance>>>,
+    listed: watch::Sender<bool>,
 ) {
     loop {
-        follow_instances(&inner, &app, &tx).await;
+        follow_instances(&inner, &app, &tx, &listed).await;
         let mut watches = inner.app_watches.lock();
         if tx.receiver_count() == 0 {
-            if watches.get(&app).is_some_and(|t| t.same_channel(&tx)) {
+            if watches.get(&app).is_some_and(|w| w.tx.same_channel(&tx)) {
                 watches.remove(&app);
             }
             return;
@@ -206,7 +207,12 @@ pub(super) async fn follow_shared(
 /// Keeps `tx` equal to the instances under `/services/{app}`, reading only what
 /// changed, starting over in each new session, with a backoff after failures, until
 /// every receiver is gone.
-async fn follow_instances(inner: &Inner, app: &str, tx: &watch::Sender<Arc<Vec<ServiceInstance>>>) {
+async fn follow_instances(
+    inner: &Inner,
+    app: &str,
+    tx: &watch::Sender<Arc<Vec<ServiceInstance>>>,
+    listed: &watch::Sender<bool>,
+) {
     let path = format!("{}/{app}", inner.services_root);
     let mut rx = inner.session.conn.subscribe();
     let mut failures = 0u32;
@@ -227,6 +233,7 @@ async fn follow_instances(inner: &Inner, app: &str, tx: &watch::Sender<Arc<Vec<S
                 let mut watcher: BoxFuture<'static, EventType> =
                     Box::pin(async move { watcher.changed().await.event_type });
                 publish(tx, state.instances());
+                listed.send_if_modified(|l| !std::mem::replace(l, true));
                 failures = 0;
                 match state
                     .next(inner, &conn.client, &mut watcher, tx, &mut rx)
