@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -24,6 +25,8 @@ use crate::nodes::NodeModes;
 use crate::paths;
 use crate::session::SessionShared;
 use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
+
+mod instance_watch;
 
 /// Application-level discovery and the service-name mapping on ZooKeeper
 /// (`zookeeper://127.0.0.1:2181`):
@@ -59,6 +62,18 @@ struct Inner {
     session: Arc<SessionShared>,
     /// What this discovery registered, by node path, to write again on a new session.
     registered: Mutex<HashMap<String, ServiceInstance>>,
+    /// Instance nodes read so far (see [`ZookeeperServiceDiscovery::instance_reads`]).
+    instance_reads: AtomicU64,
+    /// The instance watch of each application, shared by every caller of `watch`
+    /// (one follower per application, as Java's per-application listener).
+    app_watches: Mutex<HashMap<String, AppWatch>>,
+}
+
+/// The shared instance watch of one application.
+struct AppWatch {
+    tx: watch::Sender<Arc<Vec<ServiceInstance>>>,
+    /// Turns true once the follower has listed the application.
+    listed: watch::Receiver<bool>,
 }
 
 impl fmt::Debug for ZookeeperServiceDiscovery {
@@ -98,6 +113,8 @@ impl ZookeeperServiceDiscovery {
             modes: NodeModes::new(params.auth.is_some()),
             session: session.clone(),
             registered: Mutex::new(HashMap::new()),
+            instance_reads: AtomicU64::new(0),
+            app_watches: Mutex::new(HashMap::new()),
         });
         let recover = tokio::spawn(recover_loop(inner.clone()));
         let discovery = ZookeeperServiceDiscovery {
@@ -159,6 +176,13 @@ impl ZookeeperServiceDiscovery {
             Err(ZkError::NoNode) => Ok(None),
             Err(e) => Err(backend(&path, e)),
         }
+    }
+
+    /// How many instance nodes (`/services/{app}/{id}`) this discovery has read, by
+    /// [`instances`](ServiceDiscovery::instances) and by its watches: a diagnostic
+    /// for the cost of a change (a watch reads only the nodes added or changed).
+    pub fn instance_reads(&self) -> u64 {
+        self.inner.instance_reads.load(Ordering::Relaxed)
     }
 
     fn stop(&self) {
@@ -263,41 +287,27 @@ impl Inner {
     }
 
     /// The instances under `/services/{app}`; a node that does not parse is skipped.
-    /// With `watch`, also a data watch on each node read (an instance's revision
-    /// changes its data, not the children).
     async fn read_instances(
         &self,
         client: &Client,
         children: &[String],
         app: &str,
-        watch: bool,
-    ) -> (Vec<ServiceInstance>, Vec<OneshotWatcher>) {
+    ) -> Vec<ServiceInstance> {
         let mut out = Vec::with_capacity(children.len());
-        let mut watchers = Vec::new();
         for c in children {
             let path = format!("{}/{app}/{c}", self.services_root);
-            let read = if watch {
-                client
-                    .get_and_watch_data(&path)
-                    .await
-                    .map(|(d, _, w)| (d, Some(w)))
-            } else {
-                client.get_data(&path).await.map(|(d, _)| (d, None))
-            };
-            match read {
-                Ok((data, w)) => {
-                    watchers.extend(w);
-                    match ServiceInstance::from_curator_json(&data) {
-                        Ok(i) => out.push(i),
-                        Err(e) => warn!(node = %path, error = %e, "skipping an instance node"),
-                    }
-                }
+            self.instance_reads.fetch_add(1, Ordering::Relaxed);
+            match client.get_data(&path).await {
+                Ok((data, _)) => match ServiceInstance::from_curator_json(&data) {
+                    Ok(i) => out.push(i),
+                    Err(e) => warn!(node = %path, error = %e, "skipping an instance node"),
+                },
                 Err(ZkError::NoNode) => {}
                 Err(e) => debug!(node = %path, error = %e, "instance node not read"),
             }
         }
         out.sort_by_key(ServiceInstance::id);
-        (out, watchers)
+        out
     }
 
     async fn map_once(&self, client: &Client, path: &str, app: &str) -> Result<bool, ZkError> {
@@ -376,49 +386,6 @@ trait Followed: Send + Sync + 'static {
 
 fn wake_on(watcher: OneshotWatcher) -> Wake {
     Box::pin(async move { watcher.changed().await.event_type == EventType::Session })
-}
-
-/// The instances of one application: children of `/services/{app}`, and each child's
-/// data (a revision change rewrites a node's data, not the children).
-struct Instances {
-    app: String,
-    path: String,
-}
-
-impl Followed for Instances {
-    type Value = Vec<ServiceInstance>;
-
-    fn path(&self) -> &str {
-        &self.path
-    }
-
-    fn read<'a>(
-        &'a self,
-        inner: &'a Inner,
-        client: &'a Client,
-    ) -> BoxFuture<'a, Result<(Self::Value, Wake), ZkError>> {
-        Box::pin(async move {
-            client.mkdir(&self.path, &inner.modes.persistent).await?;
-            let (children, _, watcher) = client.get_and_watch_children(&self.path).await?;
-            let (list, data_watchers) = inner
-                .read_instances(client, &children, &self.app, true)
-                .await;
-            let wake: Wake = Box::pin(async move {
-                let any_data = async {
-                    if data_watchers.is_empty() {
-                        std::future::pending::<()>().await;
-                    }
-                    let changed = data_watchers.into_iter().map(|w| Box::pin(w.changed()));
-                    futures::future::select_all(changed).await;
-                };
-                tokio::select! {
-                    event = watcher.changed() => event.event_type == EventType::Session,
-                    () = any_data => false,
-                }
-            });
-            Ok((list, wake))
-        })
-    }
 }
 
 /// The applications of one interface: the mapping node's comma-joined data (or its
@@ -545,25 +512,51 @@ impl ServiceDiscovery for ZookeeperServiceDiscovery {
                 Err(ZkError::NoNode) => return Ok(Vec::new()),
                 Err(e) => return Err(backend(&path, e)),
             };
-            Ok(self
-                .inner
-                .read_instances(&client, &children, &app, false)
-                .await
-                .0)
+            Ok(self.inner.read_instances(&client, &children, &app).await)
         })
     }
 
+    /// One follower per application: a second watch of the same application shares
+    /// the first one's list (and its ZooKeeper watches and reads).
+    /// With a session, the watch holds the first list when it is returned (waiting up
+    /// to the registry timeout for it), so that a caller needs no read of its own.
     fn watch(&self, app: &str) -> BoxFuture<'_, MetadataResult<InstancesWatch>> {
-        let (tx, rx) = watch::channel(Arc::new(Vec::new()));
-        let node = Instances {
-            path: format!("{}/{app}", self.inner.services_root),
-            app: app.to_owned(),
+        let mut watches = self.inner.app_watches.lock();
+        let (tx, mut listed) = match watches.get(app) {
+            Some(w) => (w.tx.clone(), w.listed.clone()),
+            None => {
+                let (tx, _) = watch::channel(Arc::new(Vec::new()));
+                let (listed_tx, listed) = watch::channel(false);
+                watches.insert(
+                    app.to_owned(),
+                    AppWatch {
+                        tx: tx.clone(),
+                        listed: listed.clone(),
+                    },
+                );
+                let task = tokio::spawn(instance_watch::follow_shared(
+                    self.inner.clone(),
+                    app.to_owned(),
+                    tx.clone(),
+                    listed_tx,
+                ));
+                let mut tasks = self.tasks.lock();
+                tasks.retain(|t| !t.is_finished());
+                tasks.push(task);
+                (tx, listed)
+            }
         };
-        let task = tokio::spawn(follow(self.inner.clone(), node, tx));
-        let mut tasks = self.tasks.lock();
-        tasks.retain(|t| !t.is_finished());
-        tasks.push(task);
-        Box::pin(async move { Ok(rx) })
+        drop(watches);
+        let rx = tx.subscribe();
+        let timeout = self.inner.timeout;
+        let connected = self.inner.session.current().is_some();
+        Box::pin(async move {
+            if connected {
+                // Else the list fills in when ZooKeeper answers.
+                let _ = tokio::time::timeout(timeout, listed.wait_for(|l| *l)).await;
+            }
+            Ok(rx)
+        })
     }
 
     fn destroy(&self) -> BoxFuture<'_, ()> {

@@ -198,3 +198,173 @@ async fn app_metadata_is_published_once_per_revision() {
         info
     );
 }
+
+/// Waits until `what` holds for the watch's list, and returns how many instance nodes
+/// `d` read from `before` on.
+async fn reads_until(
+    d: &ZookeeperServiceDiscovery,
+    watch: &mut rubbo_metadata::InstancesWatch,
+    before: u64,
+    what: impl Fn(&[ServiceInstance]) -> bool,
+) -> u64 {
+    tokio::time::timeout(WAIT, watch.wait_for(|l| what(l)))
+        .await
+        .unwrap()
+        .unwrap();
+    d.instance_reads() - before
+}
+
+#[tokio::test]
+async fn a_change_to_one_of_many_instances_reads_one_node() {
+    init_tracing();
+    let app = "incremental-app";
+    const N: u16 = 60;
+    let consumer = discovery().await;
+    let zk = raw().await;
+    let dir = format!("/services/{app}");
+    zk.mkdir(&dir, &CreateMode::Persistent.with_acls(Acls::anyone_all()))
+        .await
+        .unwrap();
+    let ephemeral = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+    for port in 1..=N {
+        let i = instance(app, port, "r1");
+        zk.create(
+            &format!("{dir}/{}", i.id()),
+            i.to_curator_json().as_bytes(),
+            &ephemeral,
+        )
+        .await
+        .unwrap();
+    }
+    let mut watch = consumer.watch(app).await.unwrap();
+    let first = reads_until(&consumer, &mut watch, 0, |l| l.len() == usize::from(N)).await;
+    assert_eq!(first, u64::from(N), "the first list reads every node once");
+
+    // One instance's new revision: one read, and only that instance changed.
+    let before = consumer.instance_reads();
+    let changed = instance(app, 7, "r2");
+    zk.set_data(
+        &format!("{dir}/{}", changed.id()),
+        changed.to_curator_json().as_bytes(),
+        None,
+    )
+    .await
+    .unwrap();
+    let reads = reads_until(&consumer, &mut watch, before, |l| {
+        l.iter().any(|i| i.port == 7 && i.revision() == Some("r2"))
+    })
+    .await;
+    assert_eq!(reads, 1);
+    let list = watch.borrow().clone();
+    assert_eq!(list.len(), usize::from(N));
+    assert_eq!(
+        list.iter().filter(|i| i.revision() == Some("r1")).count(),
+        usize::from(N) - 1
+    );
+
+    // One instance added: one read.
+    let before = consumer.instance_reads();
+    let added = instance(app, N + 1, "r1");
+    zk.create(
+        &format!("{dir}/{}", added.id()),
+        added.to_curator_json().as_bytes(),
+        &ephemeral,
+    )
+    .await
+    .unwrap();
+    let reads = reads_until(&consumer, &mut watch, before, |l| {
+        l.len() == usize::from(N) + 1 && l.iter().any(|i| i.port == N + 1)
+    })
+    .await;
+    assert_eq!(reads, 1);
+
+    // Two removed: at most one read each (the one whose data watch fires first
+    // finds the node gone), never a re-read of the others.
+    let before = consumer.instance_reads();
+    for port in [3, N + 1] {
+        zk.delete(&format!("{dir}/127.0.0.1:{port}"), None)
+            .await
+            .unwrap();
+    }
+    let reads = reads_until(&consumer, &mut watch, before, |l| {
+        l.len() == usize::from(N) - 1 && !l.iter().any(|i| i.port == 3 || i.port == N + 1)
+    })
+    .await;
+    assert!(reads <= 2, "{reads} reads for two removals");
+
+    // Removed and written again under the same name with new data: seen.
+    let again = instance(app, 5, "r3");
+    zk.delete(&format!("{dir}/{}", again.id()), None)
+        .await
+        .unwrap();
+    zk.create(
+        &format!("{dir}/{}", again.id()),
+        again.to_curator_json().as_bytes(),
+        &ephemeral,
+    )
+    .await
+    .unwrap();
+    let before = consumer.instance_reads();
+    reads_until(&consumer, &mut watch, before, |l| {
+        l.len() == usize::from(N) - 1 && l.iter().any(|i| i.port == 5 && i.revision() == Some("r3"))
+    })
+    .await;
+    // The list is still the nodes' content.
+    let mut expected = consumer.instances(app).await.unwrap();
+    expected.sort_by_key(ServiceInstance::id);
+    assert_eq!(*watch.borrow().clone(), expected);
+    consumer.destroy().await;
+}
+
+#[tokio::test]
+async fn watches_of_one_application_share_one_follower() {
+    init_tracing();
+    let app = "shared-watch-app";
+    let provider = discovery().await;
+    let consumer = discovery().await;
+    provider.register(instance(app, 1, "r1")).await.unwrap();
+    let mut a = consumer.watch(app).await.unwrap();
+    let mut b = consumer.watch(app).await.unwrap();
+    reads_until(&consumer, &mut a, 0, |l| l.len() == 1).await;
+    reads_until(&consumer, &mut b, 0, |l| l.len() == 1).await;
+    assert_eq!(consumer.instance_reads(), 1, "one read for both watches");
+
+    // A change reaches both for one read.
+    provider.register(instance(app, 1, "r2")).await.unwrap();
+    let r2 = |l: &[ServiceInstance]| l.first().and_then(|i| i.revision()) == Some("r2");
+    assert_eq!(reads_until(&consumer, &mut a, 1, r2).await, 1);
+    assert_eq!(reads_until(&consumer, &mut b, 1, r2).await, 1);
+
+    // One watch dropped: the other is still served.
+    drop(a);
+    provider.register(instance(app, 2, "r1")).await.unwrap();
+    reads_until(&consumer, &mut b, 0, |l| l.len() == 2).await;
+
+    // Both dropped, then watched again: a new follower reads the nodes again.
+    drop(b);
+    let mut c = consumer.watch(app).await.unwrap();
+    let before = consumer.instance_reads();
+    provider.register(instance(app, 3, "r1")).await.unwrap();
+    reads_until(&consumer, &mut c, before, |l| l.len() == 3).await;
+    provider.destroy().await;
+    reads_until(&consumer, &mut c, before, |l| l.is_empty()).await;
+    consumer.destroy().await;
+}
+
+#[tokio::test]
+async fn a_watch_holds_the_first_list_when_returned() {
+    let app = "first-list-app";
+    let provider = discovery().await;
+    let consumer = discovery().await;
+    provider.register(instance(app, 1, "r1")).await.unwrap();
+    provider.register(instance(app, 2, "r1")).await.unwrap();
+    let first = consumer.watch(app).await.unwrap();
+    assert_eq!(first.borrow().len(), 2);
+    // A second watch of the same application too, with no read of its own.
+    let reads = consumer.instance_reads();
+    let second = consumer.watch(app).await.unwrap();
+    assert_eq!(second.borrow().len(), 2);
+    assert_eq!(consumer.instance_reads(), reads);
+    provider.destroy().await;
+    consumer.destroy().await;
+}

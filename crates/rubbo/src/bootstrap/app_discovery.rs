@@ -11,7 +11,11 @@ mod metadata_service;
 mod metadata_service_v2;
 mod migration;
 #[cfg(test)]
+mod scale_tests;
+#[cfg(test)]
 mod tests;
+#[cfg(all(test, feature = "zookeeper"))]
+mod zk_scale_tests;
 
 use std::sync::Arc;
 

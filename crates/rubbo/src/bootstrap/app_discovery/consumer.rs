@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
+use futures::future::Shared;
 use parking_lot::Mutex;
 use rubbo_common::{BoxFuture, Protocol, RpcError, Url, keys};
 use rubbo_metadata::{
@@ -275,6 +276,14 @@ impl Backoff {
 /// MetadataInfo by (application, revision), shared by every subscription.
 pub(crate) type MetadataCache = Arc<Mutex<HashMap<(String, String), Arc<MetadataInfo>>>>;
 
+/// A fetch of one revision's MetadataInfo, awaited by every subscription that wants it.
+type SharedFetch = Shared<BoxFuture<'static, Result<Arc<MetadataInfo>, RpcError>>>;
+
+/// The fetches under way by (application, revision), shared by every subscription:
+/// the references of one application's interfaces, subscribing together, fetch each
+/// revision once (Java's per-revision `MetadataInfo` cache).
+type InFlight = Arc<Mutex<HashMap<(String, String), SharedFetch>>>;
+
 /// The application-level registry of one application (see the [module docs](self)).
 #[derive(Debug)]
 pub(crate) struct ServiceDiscoveryRegistry {
@@ -282,6 +291,7 @@ pub(crate) struct ServiceDiscoveryRegistry {
     backends: Vec<Backend>,
     fetcher: Arc<dyn MetadataFetcher>,
     cache: MetadataCache,
+    in_flight: InFlight,
     backoff: Backoff,
     fetch_timeout: Duration,
     subscriptions: Mutex<Vec<(SharedListener, CancellationToken)>>,
@@ -302,6 +312,7 @@ impl ServiceDiscoveryRegistry {
             backends,
             fetcher,
             cache: MetadataCache::default(),
+            in_flight: InFlight::default(),
             backoff,
             fetch_timeout,
             subscriptions: Mutex::new(Vec::new()),
@@ -409,6 +420,7 @@ struct Watcher {
     backends: Vec<Backend>,
     fetcher: Arc<dyn MetadataFetcher>,
     cache: MetadataCache,
+    in_flight: InFlight,
     backoff: Backoff,
     fetch_timeout: Duration,
     /// `None` with `provided-by`.
@@ -435,6 +447,7 @@ impl Watcher {
             backends: registry.backends.clone(),
             fetcher: registry.fetcher.clone(),
             cache: registry.cache.clone(),
+            in_flight: registry.in_flight.clone(),
             backoff: registry.backoff,
             fetch_timeout: registry.fetch_timeout,
             mappings: Vec::new(),
@@ -482,11 +495,17 @@ impl Watcher {
             let discovery = &self.backends[i].discovery;
             match discovery.watch(app).await {
                 Ok(rx) => {
-                    let seed = match discovery.instances(app).await {
-                        Ok(list) => Some(list),
-                        Err(e) => {
-                            debug!(app = %app, error = %e, "instances not read yet");
-                            None
+                    // A watch shared with another subscription already holds the list.
+                    let filled = !rx.borrow().is_empty();
+                    let seed = if filled {
+                        None
+                    } else {
+                        match discovery.instances(app).await {
+                            Ok(list) => Some(list),
+                            Err(e) => {
+                                debug!(app = %app, error = %e, "instances not read yet");
+                                None
+                            }
                         }
                     };
                     self.apps[i].insert(app.clone(), AppWatch { rx, seed });
@@ -588,17 +607,35 @@ impl Watcher {
             wanted.push((key.0, key.1, i.clone()));
         }
         let fetches = wanted.into_iter().map(|(app, rev, i)| {
-            let fut = self.fetcher.fetch(&i, &rev);
-            let timeout = self.fetch_timeout;
-            async move {
-                let r = match tokio::time::timeout(timeout, fut).await {
-                    Ok(r) => r,
-                    Err(_) => Err(RpcError::timeout(format!(
-                        "getMetadataInfo took over {timeout:?}"
-                    ))),
-                };
-                (app, rev, i, r)
-            }
+            let key = (app.clone(), rev.clone());
+            let fetch = self
+                .in_flight
+                .lock()
+                .entry(key.clone())
+                .or_insert_with(|| {
+                    let fut = self.fetcher.fetch(&i, &rev);
+                    let timeout = self.fetch_timeout;
+                    let (in_flight, cache) = (self.in_flight.clone(), self.cache.clone());
+                    let fetch: BoxFuture<'static, Result<Arc<MetadataInfo>, RpcError>> =
+                        Box::pin(async move {
+                            let r = match tokio::time::timeout(timeout, fut).await {
+                                Ok(r) => r.map(Arc::new),
+                                Err(_) => Err(RpcError::timeout(format!(
+                                    "getMetadataInfo took over {timeout:?}"
+                                ))),
+                            };
+                            // Cached before it leaves the fetches under way: no gap
+                            // in which another subscription would fetch it again.
+                            if let Ok(info) = &r {
+                                cache.lock().insert(key.clone(), info.clone());
+                            }
+                            in_flight.lock().remove(&key);
+                            r
+                        });
+                    fetch.shared()
+                })
+                .clone();
+            async move { (app, rev, i, fetch.await) }
         });
         for (app, rev, i, r) in futures::future::join_all(fetches).await {
             let key = (app, rev);
@@ -606,7 +643,7 @@ impl Watcher {
                 Ok(info) => {
                     info!(app = %key.0, revision = %key.1, instance = %i.id(), services = info.services.len(), "metadata fetched");
                     self.pending.remove(&key);
-                    self.cache.lock().insert(key, Arc::new(info));
+                    self.cache.lock().insert(key, info);
                 }
                 Err(e) => {
                     let failures = self.pending.get(&key).map_or(0, |p| p.failures) + 1;

@@ -28,6 +28,8 @@ struct Script {
     infos: Mutex<HashMap<String, MetadataInfo>>,
     fail: Mutex<HashMap<String, usize>>,
     hang: Mutex<Vec<String>>,
+    /// How long each answer takes.
+    delay: Mutex<Duration>,
     calls: AtomicUsize,
 }
 
@@ -50,7 +52,9 @@ impl MetadataFetcher for Arc<Script> {
             }
         };
         let info = self.infos.lock().get(revision).cloned();
+        let delay = *self.delay.lock();
         Box::pin(async move {
+            tokio::time::sleep(delay).await;
             if hang {
                 std::future::pending::<()>().await;
             }
@@ -686,4 +690,35 @@ fn the_metadata_service_version_follows_meta_v_and_the_url_params() {
     assert_eq!(with(Some("2.0.0"), dubbo), MetadataVersion::V1);
     assert_eq!(with(Some("2.0.0"), Some("{garbage")), MetadataVersion::V1);
     assert_eq!(with(Some("9.9.9"), tri), MetadataVersion::V1);
+}
+
+#[tokio::test]
+async fn references_subscribing_together_fetch_a_revision_once() {
+    let f = fixture();
+    let meta = info("app-together", 1, "1");
+    let rev = meta.revision().to_owned();
+    f.script.infos.lock().insert(rev.clone(), meta);
+    *f.script.delay.lock() = Duration::from_millis(100);
+    f.discovery
+        .register(instance("app-together", 2001, &rev))
+        .await
+        .unwrap();
+    let other = Url::parse(&format!(
+        "consumer://127.0.0.1/org.rubbo.test.Other?interface=org.rubbo.test.Other&category=providers,configurators,routers&{PROVIDED_BY_KEY}=app-together"
+    ))
+    .unwrap();
+    let (a, b) = tokio::join!(
+        subscribe(
+            &f.registry,
+            consumer(&format!("&{PROVIDED_BY_KEY}=app-together"))
+        ),
+        subscribe(&f.registry, other),
+    );
+    assert_eq!(*a.borrow(), ["127.0.0.1:2001"]);
+    assert_eq!(*b.borrow(), ["127.0.0.1:2001"]);
+    assert_eq!(
+        f.script.calls.load(Ordering::SeqCst),
+        1,
+        "one fetch for both references"
+    );
 }
