@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use prometheus_client::collector::Collector;
@@ -15,8 +16,10 @@ use prometheus_client::registry::Registry;
 use rubbo_common::Side;
 use rubbo_common::executor::Executions;
 
+use crate::events::{Events, Labels, RegistryOp, sort_labels};
 use crate::names::{self, MethodKey, labels};
-use crate::stats::MethodStats;
+use crate::stats::{Aggregate, Extras, MethodStats};
+use crate::window::{DEFAULT_HISTOGRAM_BUCKETS_MS, FixedHistogram, Window};
 
 /// Numbers the applications of this process, for `application_module_id` (Java's
 /// application model ids `1.1`, `1.2`...).
@@ -50,6 +53,35 @@ struct Inner {
     stats: Mutex<Table>,
     /// The provider servers' execution bounds, by pool name, in the order added.
     pools: Mutex<Vec<(String, Arc<Executions>)>>,
+    /// The histogram's bucket bounds in ms, when the histogram is on.
+    histogram: Option<Arc<[u64]>>,
+    /// The sliding windows' shape, when aggregation is on.
+    aggregation: Option<Aggregation>,
+    /// The registry and config center series.
+    events: Mutex<Events>,
+}
+
+/// The shape of the sliding windows of Java's aggregation
+/// (`dubbo.metrics.aggregation.*`, Java's `AggregationConfig` defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aggregation {
+    /// Panes per window (`bucket-num`, default 10).
+    pub bucket_num: u32,
+    /// The window of the aggregated counters and response times
+    /// (`time-window-seconds`, default 120 s).
+    pub time_window: Duration,
+    /// The window of the QPS (`qps-time-window-mill-seconds`, default 3 s).
+    pub qps_time_window: Duration,
+}
+
+impl Default for Aggregation {
+    fn default() -> Self {
+        Aggregation {
+            bucket_num: 10,
+            time_window: Duration::from_secs(120),
+            qps_time_window: Duration::from_secs(3),
+        }
+    }
 }
 
 /// One application's metrics (Java's `DefaultMetricsCollector` with its
@@ -99,6 +131,9 @@ impl Metrics {
             service_level: false,
             stats: Mutex::default(),
             pools: Mutex::default(),
+            histogram: None,
+            aggregation: None,
+            events: Mutex::default(),
         })
     }
 
@@ -125,6 +160,9 @@ impl Metrics {
             service_level: shared.service_level,
             stats: Mutex::new(shared.stats.lock().clone()),
             pools: Mutex::new(shared.pools.lock().clone()),
+            histogram: shared.histogram.clone(),
+            aggregation: shared.aggregation,
+            events: Mutex::new(shared.events.lock().clone()),
         });
         f(&mut inner);
         Metrics::build(inner)
@@ -148,6 +186,30 @@ impl Metrics {
     /// series per service, with an empty `method` label.
     pub fn with_service_level(self, service_level: bool) -> Self {
         self.with(|i| i.service_level = service_level)
+    }
+
+    /// Records each call's response time in Java's histogram too
+    /// (`dubbo.metrics.histogram.enabled=true`; buckets 100, 300, 500, 1000, 3000, 5000
+    /// and 10000 ms, as Java's defaults), exported as
+    /// `dubbo_{side}_rt_milliseconds_histogram_seconds`. Applies to the methods whose
+    /// statistics are made afterwards: set it before the filters run.
+    pub fn with_histogram(self, enabled: bool) -> Self {
+        self.with_histogram_buckets(enabled.then_some(&DEFAULT_HISTOGRAM_BUCKETS_MS[..]))
+    }
+
+    /// [`with_histogram`](Self::with_histogram) with these bucket bounds in ms (Java's
+    /// `dubbo.metrics.histogram.buckets-ms`); `None` turns it off.
+    pub fn with_histogram_buckets(self, buckets_ms: Option<&[u64]>) -> Self {
+        let buckets = buckets_ms.map(Arc::from);
+        self.with(|i| i.histogram = buckets)
+    }
+
+    /// Keeps Java's sliding-window aggregates (`dubbo.metrics.aggregation.enabled=true`):
+    /// calls per second, response time quantiles, min, max and average, and the
+    /// request counters over the window; `None` turns them off. Applies to the
+    /// methods whose statistics are made afterwards.
+    pub fn with_aggregation(self, aggregation: Option<Aggregation>) -> Self {
+        self.with(|i| i.aggregation = aggregation)
     }
 
     /// The application name.
@@ -187,7 +249,19 @@ impl Metrics {
             (labels::METHOD, key.method.clone()),
             (labels::VERSION, key.version.clone()),
         ];
-        let s = Arc::new(MethodStats::new(side, labels));
+        let extras = Extras {
+            histogram: i.histogram.as_deref().map(FixedHistogram::new),
+            aggregate: i.aggregation.map(|a| Aggregate {
+                window: Window::new(
+                    a.bucket_num,
+                    a.time_window,
+                    names::aggregate::COUNTERS.len(),
+                    true,
+                ),
+                qps: Window::new(a.bucket_num, a.qps_time_window, 1, false),
+            }),
+        };
+        let s = Arc::new(MethodStats::with_extras(side, labels, extras));
         stats.by_key.insert(key, s.clone());
         stats.ordered.push(s.clone());
         s
@@ -216,6 +290,122 @@ impl Metrics {
             Some(p) => p.1 = pool,
             None => pools.push((name, pool)),
         }
+    }
+
+    /// The labels of an application-level series (Java's `ApplicationMetric`).
+    fn app_labels(&self, extra: &[(&'static str, &str)]) -> Labels {
+        let i = &self.inner;
+        let mut l: Labels = vec![
+            (labels::APPLICATION_MODULE_ID, i.module_id.clone()),
+            (labels::APPLICATION_NAME, i.application.clone()),
+            (labels::APPLICATION_VERSION, i.application_version.clone()),
+            (labels::GIT_COMMIT_ID, String::new()),
+            (labels::HOSTNAME, i.hostname.clone()),
+            (labels::IP, i.ip.clone()),
+        ];
+        l.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+        sort_labels(l)
+    }
+
+    /// The labels of a service-level series (Java's `ServiceKeyMetric`): `interface`
+    /// is the service key.
+    fn service_labels(&self, service: &str, extra: &[(&'static str, &str)]) -> Labels {
+        let i = &self.inner;
+        let mut l: Labels = vec![
+            (labels::APPLICATION_MODULE_ID, i.module_id.clone()),
+            (labels::APPLICATION_NAME, i.application.clone()),
+            (labels::INTERFACE, service.to_owned()),
+        ];
+        l.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+        sort_labels(l)
+    }
+
+    /// Records a registry operation of `service` (a service key; unused for the
+    /// application-level [`RegistryOp`]s) in the registry of cluster
+    /// `registry_cluster` (its `registry-cluster` parameter, else its protocol, as
+    /// Java names it), successful or not, that took `elapsed`.
+    ///
+    /// ```
+    /// use rubbo_metrics::{Metrics, RegistryOp};
+    /// use std::time::Duration;
+    ///
+    /// let metrics = Metrics::new("demo");
+    /// metrics.registry_op(RegistryOp::Subscribe, "zookeeper", "org.example.Greeter", true, Duration::from_millis(3));
+    /// let text = metrics.encode();
+    /// let line = text.lines().find(|l| l.starts_with("dubbo_registry_subscribe_num_total{")).unwrap();
+    /// assert!(line.contains("registry_cluster=\"zookeeper\"") && line.ends_with(" 1"));
+    /// assert!(text.contains("dubbo_registry_subscribe_num_failed_total{"));
+    /// assert!(text.contains("dubbo_subscribe_rt_milliseconds_max{"));
+    /// ```
+    pub fn registry_op(
+        &self,
+        op: RegistryOp,
+        registry_cluster: &str,
+        service: &str,
+        ok: bool,
+        elapsed: Duration,
+    ) {
+        let extra = [(labels::REGISTRY_CLUSTER, registry_cluster)];
+        let app = self.app_labels(&extra);
+        let service = self.service_labels(service, &extra);
+        self.inner.events.lock().op(op, app, service, ok, elapsed);
+    }
+
+    /// Records a provider list of `urls` addresses received for `service` (a
+    /// service key): `dubbo_registry_notify_requests_total` goes up,
+    /// `dubbo_registry_notify_num_last` is set, and the time it took to apply is
+    /// taken (`dubbo_notify_rt_milliseconds_*`).
+    pub fn registry_notify(&self, service: &str, urls: usize, elapsed: Duration) {
+        let app = self.app_labels(&[]);
+        let svc = self.service_labels(service, &[]);
+        let mut events = self.inner.events.lock();
+        events.add(names::registry::NOTIFY_REQUESTS, &app, 1);
+        events.set(
+            names::registry::NOTIFY_NUM_LAST,
+            &svc,
+            i64::try_from(urls).unwrap_or(i64::MAX),
+        );
+        events.rt("notify", &app, elapsed);
+    }
+
+    /// Sets the directory gauges of `service` (a service key): the providers its
+    /// directory lists and how many of them are available.
+    pub fn registry_directory(&self, service: &str, all: usize, valid: usize) {
+        let svc = self.service_labels(service, &[]);
+        let n = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+        let mut events = self.inner.events.lock();
+        events.set(names::registry::DIRECTORY_NUM_ALL, &svc, n(all));
+        events.set(names::registry::DIRECTORY_NUM_VALID, &svc, n(valid));
+        events.set(
+            names::registry::DIRECTORY_NUM_DISABLE,
+            &svc,
+            n(all.saturating_sub(valid)),
+        );
+    }
+
+    /// Records a change the config center delivered: `key` in `group` of the config
+    /// center `config_center` (its protocol, as Java's `zookeeper`), `change_type`
+    /// `added`, `modified` or `deleted` (`dubbo_configcenter_total`).
+    ///
+    /// ```
+    /// let metrics = rubbo_metrics::Metrics::new("demo");
+    /// metrics.config_changed("demo.configurators", "dubbo", "zookeeper", "added");
+    /// let text = metrics.encode();
+    /// let line = text.lines().find(|l| l.starts_with("dubbo_configcenter_total{")).unwrap();
+    /// assert!(line.contains("change_type=\"added\"") && line.contains("key=\"demo.configurators\""));
+    /// ```
+    pub fn config_changed(&self, key: &str, group: &str, config_center: &str, change_type: &str) {
+        let i = &self.inner;
+        let l = sort_labels(vec![
+            (labels::APPLICATION_NAME, i.application.clone()),
+            (labels::CHANGE_TYPE, change_type.to_ascii_lowercase()),
+            (labels::CONFIG_CENTER, config_center.to_owned()),
+            (labels::GROUP, group.to_owned()),
+            (labels::HOSTNAME, i.hostname.clone()),
+            (labels::IP, i.ip.clone()),
+            (labels::KEY, key.to_owned()),
+        ]);
+        i.events.lock().add(names::CONFIG_CENTER_TOTAL, &l, 1);
     }
 
     /// The metrics in the Prometheus text format (OpenMetrics flavour, ending in
@@ -309,6 +499,9 @@ impl Collector for Exported {
             let timed: Vec<_> = of_side()
                 .filter_map(|(s, snap)| snap.rt.map(|rt| (s, rt)))
                 .collect();
+            let stats: Vec<&Arc<MethodStats>> = of_side().map(|(s, _)| *s).collect();
+            encode_histograms(side, &stats, &mut encoder)?;
+            encode_aggregates(side, &stats, &mut encoder)?;
             if timed.is_empty() {
                 continue;
             }
@@ -328,8 +521,109 @@ impl Collector for Exported {
                 }
             }
         }
+        i.events.lock().encode(&mut encoder)?;
         Ok(())
     }
+}
+
+/// Java's response time histogram (a Micrometer timer with service level
+/// objectives, in seconds), one per method whose histogram has a count.
+fn encode_histograms(
+    side: Side,
+    stats: &[&Arc<MethodStats>],
+    encoder: &mut DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
+    let shown: Vec<_> = stats
+        .iter()
+        .filter_map(|s| s.extras.histogram.as_ref().map(|h| (s, h.snapshot())))
+        .filter(|(_, (_, _, count))| *count > 0)
+        .collect();
+    if shown.is_empty() {
+        return Ok(());
+    }
+    let key = names::RT_HISTOGRAM;
+    let name = side_name(side, key);
+    let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Histogram)?;
+    for (s, (buckets, sum_ms, count)) in shown {
+        let buckets: Vec<(f64, u64)> = buckets
+            .iter()
+            // The encoder writes `le="+Inf"` for `f64::MAX`.
+            .map(|(bound, n)| (bound.map_or(f64::MAX, |b| b as f64 / 1000.0), *n))
+            .collect();
+        m.encode_family(&s.labels())?
+            .encode_histogram::<Vec<(String, String)>>(
+                sum_ms as f64 / 1000.0,
+                count,
+                &buckets,
+                None,
+            )?;
+    }
+    Ok(())
+}
+
+/// Java's sliding-window gauges (`AggregateMetricsCollector`): the request counters
+/// and QPS of every method from its first appearance, the response time quantiles,
+/// min, max and average once a call ended in the window.
+fn encode_aggregates(
+    side: Side,
+    stats: &[&Arc<MethodStats>],
+    encoder: &mut DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
+    use names::aggregate as agg;
+    let now = Instant::now();
+    let shown: Vec<_> = stats
+        .iter()
+        .filter_map(|s| {
+            s.extras
+                .aggregate
+                .as_ref()
+                .map(|a| (s, a.window.snapshot(now), a.qps.snapshot(now)))
+        })
+        .collect();
+    if shown.is_empty() {
+        return Ok(());
+    }
+    for (n, key) in agg::COUNTERS.iter().enumerate() {
+        let name = side_name(side, *key);
+        let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Gauge)?;
+        for (s, w, _) in &shown {
+            let v = w.counts.get(n).copied().unwrap_or(0);
+            ConstGauge::new(clamp(v)).encode(m.encode_family(&s.labels())?)?;
+        }
+    }
+    let name = side_name(side, agg::QPS);
+    let mut m = encoder.encode_descriptor(&name, agg::QPS.help, None, MetricType::Gauge)?;
+    for (s, _, q) in &shown {
+        let calls = q.counts.first().copied().unwrap_or(0);
+        let qps = calls as f64 * 1000.0 / q.span_ms as f64;
+        ConstGauge::new(qps).encode(m.encode_family(&s.labels())?)?;
+    }
+    let timed: Vec<_> = shown.iter().filter(|(_, w, _)| w.rt.0 > 0).collect();
+    if timed.is_empty() {
+        return Ok(());
+    }
+    for (key, q) in agg::RT_QUANTILES {
+        let name = side_name(side, key);
+        let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Gauge)?;
+        for (s, w, _) in &timed {
+            let v = w.quantile(q).unwrap_or(0.0);
+            ConstGauge::new(v).encode(m.encode_family(&s.labels())?)?;
+        }
+    }
+    type Pick = fn((u64, u64, u64, u64)) -> f64;
+    let gauges: [(MethodKey, Pick); 3] = [
+        (agg::RT_MIN, |r| r.2 as f64),
+        (agg::RT_MAX, |r| r.3 as f64),
+        (agg::RT_AVG, |r| r.1 as f64 / r.0.max(1) as f64),
+    ];
+    for (key, pick) in gauges {
+        let name = side_name(side, key);
+        let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Gauge)?;
+        for (s, w, _) in &timed {
+            ConstGauge::new(pick(w.rt)).encode(m.encode_family(&s.labels())?)?;
+        }
+    }
+    Ok(())
 }
 
 /// Java's thread pool gauges, one series per pool (labels sorted, as Micrometer
