@@ -83,10 +83,13 @@ pub(crate) type Labels = Vec<(&'static str, String)>;
 #[derive(Debug, Clone, Copy, Default)]
 struct Rt(u64, u64, u64, u64, u64);
 
+/// A gauge's help and its series.
+type Family = (&'static str, Vec<(Labels, i64)>);
+
 /// Every registry and config center series, by name, in name order.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Events {
-    gauges: BTreeMap<&'static str, (&'static str, Vec<(Labels, i64)>)>,
+    gauges: BTreeMap<&'static str, Family>,
     rts: BTreeMap<&'static str, Vec<(Labels, Rt)>>,
 }
 

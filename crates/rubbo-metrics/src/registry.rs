@@ -779,6 +779,71 @@ mod tests {
     }
 
     #[test]
+    fn windows_show_at_zero_and_histogram_with_its_first_call() {
+        let metrics = Metrics::new("demo")
+            .with_histogram(true)
+            .with_aggregation(Some(Aggregation::default()));
+        let s = metrics.method(Side::Provider, "S", "", "", "m");
+        let text = metrics.encode();
+        // Java initializes the aggregated counters and the QPS with the method.
+        for name in [
+            "dubbo_provider_requests_total_aggregate{",
+            "dubbo_provider_requests_failed_service_unavailable_total_aggregate{",
+            "dubbo_provider_qps_total{",
+        ] {
+            let value: f64 = line(&text, name)
+                .unwrap()
+                .rsplit(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_eq!(value, 0.0, "{name}\n{text}");
+        }
+        assert!(line(&text, "dubbo_provider_rt_milliseconds_p99").is_none());
+        assert!(line(&text, "dubbo_provider_rt_milliseconds_histogram").is_none());
+        s.start();
+        s.finish(Ending::Succeeded, Duration::from_millis(250));
+        let text = metrics.encode();
+        assert!(text.contains("# TYPE dubbo_provider_rt_milliseconds_histogram_seconds histogram"));
+        let bucket = |le: &str| {
+            text.lines()
+                .find(|l| {
+                    l.starts_with("dubbo_provider_rt_milliseconds_histogram_seconds_bucket{")
+                        && l.contains(&format!("le=\"{le}\""))
+                })
+                .unwrap()
+                .rsplit(' ')
+                .next()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(
+            (bucket("0.1"), bucket("0.3"), bucket("+Inf")),
+            ("0".into(), "1".into(), "1".into())
+        );
+        assert!(
+            line(
+                &text,
+                "dubbo_provider_rt_milliseconds_histogram_seconds_sum{"
+            )
+            .unwrap()
+            .ends_with(" 0.25")
+        );
+        assert!(
+            line(&text, "dubbo_provider_rt_milliseconds_p99{")
+                .unwrap()
+                .ends_with(" 250.0"),
+            "{text}"
+        );
+        assert!(
+            line(&text, "dubbo_provider_requests_succeed_aggregate{")
+                .unwrap()
+                .ends_with(" 1")
+        );
+    }
+
+    #[test]
     fn service_level_drops_the_method() {
         let metrics = Metrics::new("demo").with_service_level(true);
         let a = metrics.method(Side::Provider, "S", "", "", "a");

@@ -67,8 +67,11 @@ async fn scrape(addr: SocketAddr) -> String {
     .unwrap()
 }
 
+/// A sample line's name, labels and value.
+type Sample<'a> = (&'a str, Vec<(&'a str, &'a str)>, f64);
+
 /// The labels of a sample line `name{k="v",...} value`, and its value.
-fn parse_sample(line: &str) -> Option<(&str, Vec<(&str, &str)>, f64)> {
+fn parse_sample(line: &str) -> Option<Sample<'_>> {
     let (name, rest) = line.split_once('{')?;
     let (labels, value) = rest.rsplit_once("} ")?;
     let labels = labels
