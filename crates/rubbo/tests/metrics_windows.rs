@@ -291,6 +291,17 @@ async fn registry_and_config_center_series_move_with_zookeeper() {
         Some(0.0)
     );
     assert!(sample(&text, "dubbo_register_service_rt_milliseconds_max", &svc).is_some());
+    // And its application instance (register-mode `all`, Java's default), once.
+    assert_eq!(
+        sample(&text, "dubbo_registry_register_requests_total", &zk),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "dubbo_registry_register_requests_succeed_total", &zk),
+        Some(1.0)
+    );
+    assert!(sample(&text, "dubbo_register_rt_milliseconds_last", &zk).is_some());
 
     // A consumer subscribes (interface level) and is notified of the one provider.
     let consumer = app("windowed-zk-consumer")
