@@ -231,7 +231,7 @@ keys! {
     /// `HistogramConfig.enabled`, `dubbo.metrics.histogram.enabled`).
     METRICS_HISTOGRAM_ENABLED_KEY = "metrics.histogram.enabled";
     /// A registry URL's cluster name (Java's `RegistryConstants.REGISTRY_CLUSTER_KEY`),
-    /// the `registry_cluster` label of the registry metrics; the protocol when absent.
+    /// the `registry_cluster` label of the registry metrics; `default` when absent.
     REGISTRY_CLUSTER_KEY = "REGISTRY_CLUSTER";
     /// Whether Java's sliding-window aggregates are kept (Java's
     /// `AggregationConfig.enabled`, `dubbo.metrics.aggregation.enabled`).

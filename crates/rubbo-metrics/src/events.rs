@@ -141,11 +141,14 @@ impl Events {
 
     /// Records an operation of `op`: its total, then its succeed or failed series
     /// (all three shown from the first, as Java's `fillZero`), and its time.
+    /// `rt_labels`: the labels of its response time series, when not the counters'
+    /// (Java's subscribe times leave out the registry).
     pub(crate) fn op(
         &mut self,
         op: RegistryOp,
         app: Labels,
         service: Labels,
+        rt_labels: Option<Labels>,
         ok: bool,
         elapsed: Duration,
     ) {
@@ -154,7 +157,8 @@ impl Events {
         self.add(total, &labels, 1);
         self.add(succeed, &labels, i64::from(ok));
         self.add(failed, &labels, i64::from(!ok));
-        self.rt(rt_op, &labels, elapsed);
+        let rt_labels = rt_labels.map_or(labels, sort_labels);
+        self.rt(rt_op, &rt_labels, elapsed);
     }
 
     pub(crate) fn encode(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {

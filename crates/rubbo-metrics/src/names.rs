@@ -331,6 +331,11 @@ pub mod registry {
         "dubbo_registry_directory_num_valid_total",
         "Valid Directory Urls",
     );
+    /// `dubbo.registry.directory.num.to_reconnect.total`.
+    pub const DIRECTORY_NUM_TO_RECONNECT: (&str, &str) = (
+        "dubbo_registry_directory_num_to_reconnect_total",
+        "ToReconnect Directory Urls",
+    );
     /// `dubbo.registry.directory.num.disable.total`: those not available.
     pub const DIRECTORY_NUM_DISABLE: (&str, &str) = (
         "dubbo_registry_directory_num_disable_total",
@@ -386,6 +391,10 @@ pub mod labels {
     pub const CONFIG_CENTER: &str = "config_center";
     /// `change.type`: `added`, `modified` or `deleted`.
     pub const CHANGE_TYPE: &str = "change_type";
+    /// `register_mode`: `interface` or `instance`, on the directory series.
+    pub const REGISTER_MODE: &str = "register_mode";
+    /// `registry`: the registry's cluster name, on the directory series.
+    pub const REGISTRY: &str = "registry";
     /// `le`: a histogram bucket's upper bound.
     pub const LE: &str = "le";
 }

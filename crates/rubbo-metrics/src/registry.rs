@@ -348,34 +348,62 @@ impl Metrics {
         let extra = [(labels::REGISTRY_CLUSTER, registry_cluster)];
         let app = self.app_labels(&extra);
         let service = self.service_labels(service, &extra);
-        self.inner.events.lock().op(op, app, service, ok, elapsed);
+        let rt = (op == RegistryOp::Subscribe).then(|| self.app_labels(&[]));
+        self.inner
+            .events
+            .lock()
+            .op(op, app, service, rt, ok, elapsed);
     }
 
     /// Records a provider list of `urls` addresses received for `service` (a
     /// service key): `dubbo_registry_notify_requests_total` goes up,
     /// `dubbo_registry_notify_num_last` is set, and the time it took to apply is
-    /// taken (`dubbo_notify_rt_milliseconds_*`).
+    /// taken (`dubbo_notify_rt_milliseconds_*`). Labels as Java 3.3.6 writes them:
+    /// the application's name and module id only on the count, and on the times the
+    /// application's name as `interface` too.
     pub fn registry_notify(&self, service: &str, urls: usize, elapsed: Duration) {
-        let app = self.app_labels(&[]);
+        let i = &self.inner;
+        let app = sort_labels(vec![
+            (labels::APPLICATION_MODULE_ID, i.module_id.clone()),
+            (labels::APPLICATION_NAME, i.application.clone()),
+        ]);
+        let rt = self.service_labels(&i.application, &[]);
         let svc = self.service_labels(service, &[]);
-        let mut events = self.inner.events.lock();
+        let mut events = i.events.lock();
         events.add(names::registry::NOTIFY_REQUESTS, &app, 1);
         events.set(
             names::registry::NOTIFY_NUM_LAST,
             &svc,
             i64::try_from(urls).unwrap_or(i64::MAX),
         );
-        events.rt("notify", &app, elapsed);
+        events.rt("notify", &rt, elapsed);
     }
 
-    /// Sets the directory gauges of `service` (a service key): the providers its
-    /// directory lists and how many of them are available.
-    pub fn registry_directory(&self, service: &str, all: usize, valid: usize) {
-        let svc = self.service_labels(service, &[]);
+    /// Sets the directory gauges of `service` (a service key) subscribed at
+    /// `register_mode` level (`interface` or `instance`) in registry `registry` (its
+    /// cluster name): the providers its directory lists and how many of them are
+    /// available (`to_reconnect` stays 0: a provider is reconnected by its own
+    /// connection, not listed apart).
+    pub fn registry_directory(
+        &self,
+        service: &str,
+        register_mode: &str,
+        registry: &str,
+        all: usize,
+        valid: usize,
+    ) {
+        let svc = self.service_labels(
+            service,
+            &[
+                (labels::REGISTER_MODE, register_mode),
+                (labels::REGISTRY, registry),
+            ],
+        );
         let n = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
         let mut events = self.inner.events.lock();
         events.set(names::registry::DIRECTORY_NUM_ALL, &svc, n(all));
         events.set(names::registry::DIRECTORY_NUM_VALID, &svc, n(valid));
+        events.set(names::registry::DIRECTORY_NUM_TO_RECONNECT, &svc, 0);
         events.set(
             names::registry::DIRECTORY_NUM_DISABLE,
             &svc,

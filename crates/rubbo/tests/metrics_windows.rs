@@ -269,14 +269,11 @@ async fn registry_and_config_center_series_move_with_zookeeper() {
     let server = ZkServer::start();
     let reg = server.url();
     let p1 = provider(&reg).await;
-    let zk = [("registry_cluster", "zookeeper")];
+    let zk = [("registry_cluster", "default")];
 
     // The provider registered its URL once, successfully.
     let text = scrape(p1.qos_address().unwrap()).await;
-    let svc = [
-        ("interface", SERVICE_KEY),
-        ("registry_cluster", "zookeeper"),
-    ];
+    let svc = [("interface", SERVICE_KEY), ("registry_cluster", "default")];
     assert_eq!(
         sample(&text, "dubbo_registry_register_service_total", &svc),
         Some(1.0),
@@ -326,7 +323,9 @@ async fn registry_and_config_center_series_move_with_zookeeper() {
         sample(&text, "dubbo_registry_subscribe_num_failed_total", &zk),
         Some(0.0)
     );
-    assert!(sample(&text, "dubbo_subscribe_rt_milliseconds_last", &zk).is_some());
+    // Java writes the subscribe times without the registry.
+    let c_app = [("application_name", "windowed-zk-consumer")];
+    assert!(sample(&text, "dubbo_subscribe_rt_milliseconds_last", &c_app).is_some());
     let key = [("interface", SERVICE_KEY)];
     assert_eq!(
         sample(&text, "dubbo_registry_notify_num_last", &key),
@@ -339,6 +338,19 @@ async fn registry_and_config_center_series_move_with_zookeeper() {
     assert_eq!(
         sample(&text, "dubbo_registry_directory_num_valid_total", &key),
         Some(1.0)
+    );
+    let directory = [
+        ("interface", SERVICE_KEY),
+        ("register_mode", "interface"),
+        ("registry", "default"),
+    ];
+    assert_eq!(
+        sample(
+            &text,
+            "dubbo_registry_directory_num_to_reconnect_total",
+            &directory
+        ),
+        Some(0.0)
     );
     let notified = sample(&text, "dubbo_registry_notify_requests_total", &[]).unwrap();
     assert!(notified >= 1.0, "{text}");

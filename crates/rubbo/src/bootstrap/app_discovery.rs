@@ -94,7 +94,7 @@ impl RubboBuilder {
             discovery: discovery.clone(),
             mapping: discovery,
             owned: false,
-            cluster: "memory".to_owned(),
+            cluster: "default".to_owned(),
             #[cfg(feature = "zookeeper")]
             report: None,
         });

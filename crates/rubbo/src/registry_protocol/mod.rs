@@ -104,13 +104,13 @@ pub struct RegistryProtocol {
 }
 
 /// A registry's cluster name, as Java's registry metrics label it: its
-/// `REGISTRY_CLUSTER` parameter, else its protocol.
+/// `REGISTRY_CLUSTER` parameter, else `default` (Java sets the parameter to the
+/// registry config's id, `default` unless named).
 pub(crate) fn registry_cluster(registry: &Url) -> String {
     registry
         .get_param(keys::REGISTRY_CLUSTER_KEY)
-        .or_else(|| registry.protocol())
         .filter(|n| !n.is_empty())
-        .unwrap_or("unknown")
+        .unwrap_or("default")
         .to_owned()
 }
 

@@ -269,7 +269,20 @@ impl Task {
                 }
                 let all = self.feeds.directory.all_invokers();
                 let valid = all.iter().filter(|i| i.is_available()).count();
-                m.registry_directory(&self.service, all.len(), valid);
+                let mode = if self.registry.url().protocol()
+                    == Some(keys::protocols::SERVICE_DISCOVERY_REGISTRY)
+                {
+                    "instance"
+                } else {
+                    "interface"
+                };
+                m.registry_directory(
+                    &self.service,
+                    mode,
+                    &registry_cluster(self.registry.url()),
+                    all.len(),
+                    valid,
+                );
             }
             if let Some(f) = self.first.take() {
                 let _ = f.send(());
