@@ -155,8 +155,14 @@ impl Events {
         let ([total, succeed, failed], rt_op, service_level) = op.series();
         let labels = sort_labels(if service_level { service } else { app });
         self.add(total, &labels, 1);
-        self.add(succeed, &labels, i64::from(ok));
-        self.add(failed, &labels, i64::from(!ok));
+        // Java shows the three application-level series from the first operation
+        // (its `fillZero`), the service-level ones only once they move.
+        if ok || !service_level {
+            self.add(succeed, &labels, i64::from(ok));
+        }
+        if !ok || !service_level {
+            self.add(failed, &labels, i64::from(!ok));
+        }
         let rt_labels = rt_labels.map_or(labels, sort_labels);
         self.rt(rt_op, &rt_labels, elapsed);
     }

@@ -106,6 +106,13 @@ pub const RT_HISTOGRAM: MethodKey = key(
     "Response Time Histogram",
     false,
 );
+/// The timer's `_max` gauge Micrometer exports beside it: the largest time of the
+/// last two minutes, in seconds.
+pub const RT_HISTOGRAM_MAX: MethodKey = key(
+    "rt_milliseconds_histogram_seconds_max",
+    "Response Time Histogram",
+    false,
+);
 
 /// The sliding-window series of Java's `AggregateMetricsCollector`
 /// (`dubbo.metrics.aggregation.enabled=true`), every one a gauge. Names after

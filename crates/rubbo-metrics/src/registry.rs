@@ -572,7 +572,7 @@ fn encode_histograms(
     let key = names::RT_HISTOGRAM;
     let name = side_name(side, key);
     let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Histogram)?;
-    for (s, (buckets, sum_ms, count)) in shown {
+    for (s, (buckets, sum_ms, count)) in &shown {
         let buckets: Vec<(f64, u64)> = buckets
             .iter()
             // The encoder writes `le="+Inf"` for `f64::MAX`.
@@ -580,11 +580,22 @@ fn encode_histograms(
             .collect();
         m.encode_family(&s.labels())?
             .encode_histogram::<Vec<(String, String)>>(
-                sum_ms as f64 / 1000.0,
-                count,
+                *sum_ms as f64 / 1000.0,
+                *count,
                 &buckets,
                 None,
             )?;
+    }
+    // Micrometer's `_max` gauge of the timer, beside it.
+    let now = Instant::now();
+    let key = names::RT_HISTOGRAM_MAX;
+    let name = side_name(side, key);
+    let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Gauge)?;
+    for (s, _) in &shown {
+        if let Some(h) = &s.extras.histogram {
+            let max = h.max_ms(now) as f64 / 1000.0;
+            ConstGauge::new(max).encode(m.encode_family(&s.labels())?)?;
+        }
     }
     Ok(())
 }

@@ -211,7 +211,7 @@ impl MethodStats {
         self.rt_sum.fetch_add(ms, Ordering::Relaxed);
         self.rt_count.fetch_add(1, Ordering::Relaxed);
         if let Some(h) = &self.extras.histogram {
-            h.record(ms);
+            h.record(ms, now);
         }
         if let Some(a) = &self.extras.aggregate {
             let slot = match ending {

@@ -244,6 +244,9 @@ pub(crate) struct FixedHistogram {
     counts: Box<[AtomicU64]>,
     sum_ms: AtomicU64,
     count: AtomicU64,
+    /// The largest time of the last two minutes (Micrometer's `TimeWindowMax`: its
+    /// default expiry, 2 minutes, in 3 rotating slots).
+    max: Window,
 }
 
 impl FixedHistogram {
@@ -256,10 +259,17 @@ impl FixedHistogram {
             bounds_ms: bounds.into(),
             sum_ms: AtomicU64::new(0),
             count: AtomicU64::new(0),
+            max: Window::new(3, Duration::from_secs(120), 0, false),
         }
     }
 
-    pub(crate) fn record(&self, ms: u64) {
+    /// The largest time recorded in the last two minutes, in ms (0 when none).
+    pub(crate) fn max_ms(&self, now: Instant) -> u64 {
+        self.max.snapshot(now).rt.3
+    }
+
+    pub(crate) fn record(&self, ms: u64, now: Instant) {
+        self.max.count_rt(0, ms, now);
         let i = self
             .bounds_ms
             .iter()
@@ -345,9 +355,12 @@ mod tests {
     #[test]
     fn histogram_buckets_as_micrometer_slos() {
         let h = FixedHistogram::new(&DEFAULT_HISTOGRAM_BUCKETS_MS);
+        let now = Instant::now();
         for ms in [0, 100, 101, 10_000, 10_001] {
-            h.record(ms);
+            h.record(ms, now);
         }
+        assert_eq!(h.max_ms(now), 10_001);
+        assert_eq!(h.max_ms(now + Duration::from_secs(200)), 0);
         let (buckets, sum, count) = h.snapshot();
         assert_eq!(count, 5);
         assert_eq!(sum, 20_202);
