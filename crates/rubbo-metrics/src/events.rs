@@ -10,7 +10,8 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::gauge::ConstGauge;
 
-use crate::names::{RT_AVG, RT_LAST, RT_MAX, RT_MIN, RT_SUM, registry as reg};
+use crate::Metrics;
+use crate::names::{self, RT_AVG, RT_LAST, RT_MAX, RT_MIN, RT_SUM, labels, registry as reg};
 
 /// A registry operation that Java's registry metrics count, with the series it moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -193,5 +194,152 @@ impl Events {
             }
         }
         Ok(())
+    }
+}
+
+/// Recording the registry and config center series.
+impl Metrics {
+    /// The labels of an application-level series (Java's `ApplicationMetric`).
+    fn app_labels(&self, extra: &[(&'static str, &str)]) -> Labels {
+        let i = &self.inner;
+        let mut l: Labels = vec![
+            (labels::APPLICATION_MODULE_ID, i.module_id.clone()),
+            (labels::APPLICATION_NAME, i.application.clone()),
+            (labels::APPLICATION_VERSION, i.application_version.clone()),
+            (labels::GIT_COMMIT_ID, String::new()),
+            (labels::HOSTNAME, i.hostname.clone()),
+            (labels::IP, i.ip.clone()),
+        ];
+        l.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+        sort_labels(l)
+    }
+
+    /// The labels of a service-level series (Java's `ServiceKeyMetric`): `interface`
+    /// is the service key.
+    fn service_labels(&self, service: &str, extra: &[(&'static str, &str)]) -> Labels {
+        let i = &self.inner;
+        let mut l: Labels = vec![
+            (labels::APPLICATION_MODULE_ID, i.module_id.clone()),
+            (labels::APPLICATION_NAME, i.application.clone()),
+            (labels::INTERFACE, service.to_owned()),
+        ];
+        l.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+        sort_labels(l)
+    }
+
+    /// Records a registry operation of `service` (a service key; unused for the
+    /// application-level [`RegistryOp`]s) in the registry of cluster
+    /// `registry_cluster` (its `registry-cluster` parameter, else its protocol, as
+    /// Java names it), successful or not, that took `elapsed`.
+    ///
+    /// ```
+    /// use rubbo_metrics::{Metrics, RegistryOp};
+    /// use std::time::Duration;
+    ///
+    /// let metrics = Metrics::new("demo");
+    /// metrics.registry_op(RegistryOp::Subscribe, "zookeeper", "org.example.Greeter", true, Duration::from_millis(3));
+    /// let text = metrics.encode();
+    /// let line = text.lines().find(|l| l.starts_with("dubbo_registry_subscribe_num_total{")).unwrap();
+    /// assert!(line.contains("registry_cluster=\"zookeeper\"") && line.ends_with(" 1"));
+    /// assert!(text.contains("dubbo_registry_subscribe_num_failed_total{"));
+    /// assert!(text.contains("dubbo_subscribe_rt_milliseconds_max{"));
+    /// ```
+    pub fn registry_op(
+        &self,
+        op: RegistryOp,
+        registry_cluster: &str,
+        service: &str,
+        ok: bool,
+        elapsed: Duration,
+    ) {
+        let extra = [(labels::REGISTRY_CLUSTER, registry_cluster)];
+        let app = self.app_labels(&extra);
+        let service = self.service_labels(service, &extra);
+        let rt = (op == RegistryOp::Subscribe).then(|| self.app_labels(&[]));
+        self.inner
+            .events
+            .lock()
+            .op(op, app, service, rt, ok, elapsed);
+    }
+
+    /// Records a provider list of `urls` addresses received for `service` (a
+    /// service key): `dubbo_registry_notify_requests_total` goes up,
+    /// `dubbo_registry_notify_num_last` is set, and the time it took to apply is
+    /// taken (`dubbo_notify_rt_milliseconds_*`). Labels as Java 3.3.6 writes them:
+    /// the application's name and module id only on the count, and on the times the
+    /// application's name as `interface` too.
+    pub fn registry_notify(&self, service: &str, urls: usize, elapsed: Duration) {
+        let i = &self.inner;
+        let app = sort_labels(vec![
+            (labels::APPLICATION_MODULE_ID, i.module_id.clone()),
+            (labels::APPLICATION_NAME, i.application.clone()),
+        ]);
+        let rt = self.service_labels(&i.application, &[]);
+        let svc = self.service_labels(service, &[]);
+        let mut events = i.events.lock();
+        events.add(names::registry::NOTIFY_REQUESTS, &app, 1);
+        events.set(
+            names::registry::NOTIFY_NUM_LAST,
+            &svc,
+            i64::try_from(urls).unwrap_or(i64::MAX),
+        );
+        events.rt("notify", &rt, elapsed);
+    }
+
+    /// Sets the directory gauges of `service` (a service key) subscribed at
+    /// `register_mode` level (`interface` or `instance`) in registry `registry` (its
+    /// cluster name): the providers its directory lists and how many of them are
+    /// available (`to_reconnect` stays 0: a provider is reconnected by its own
+    /// connection, not listed apart).
+    pub fn registry_directory(
+        &self,
+        service: &str,
+        register_mode: &str,
+        registry: &str,
+        all: usize,
+        valid: usize,
+    ) {
+        let svc = self.service_labels(
+            service,
+            &[
+                (labels::REGISTER_MODE, register_mode),
+                (labels::REGISTRY, registry),
+            ],
+        );
+        let n = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+        let mut events = self.inner.events.lock();
+        events.set(names::registry::DIRECTORY_NUM_ALL, &svc, n(all));
+        events.set(names::registry::DIRECTORY_NUM_VALID, &svc, n(valid));
+        events.set(names::registry::DIRECTORY_NUM_TO_RECONNECT, &svc, 0);
+        events.set(
+            names::registry::DIRECTORY_NUM_DISABLE,
+            &svc,
+            n(all.saturating_sub(valid)),
+        );
+    }
+
+    /// Records a change the config center delivered: `key` in `group` of the config
+    /// center `config_center` (its protocol, as Java's `zookeeper`), `change_type`
+    /// `added`, `modified` or `deleted` (`dubbo_configcenter_total`).
+    ///
+    /// ```
+    /// let metrics = rubbo_metrics::Metrics::new("demo");
+    /// metrics.config_changed("demo.configurators", "dubbo", "zookeeper", "added");
+    /// let text = metrics.encode();
+    /// let line = text.lines().find(|l| l.starts_with("dubbo_configcenter_total{")).unwrap();
+    /// assert!(line.contains("change_type=\"added\"") && line.contains("key=\"demo.configurators\""));
+    /// ```
+    pub fn config_changed(&self, key: &str, group: &str, config_center: &str, change_type: &str) {
+        let i = &self.inner;
+        let l = sort_labels(vec![
+            (labels::APPLICATION_NAME, i.application.clone()),
+            (labels::CHANGE_TYPE, change_type.to_ascii_lowercase()),
+            (labels::CONFIG_CENTER, config_center.to_owned()),
+            (labels::GROUP, group.to_owned()),
+            (labels::HOSTNAME, i.hostname.clone()),
+            (labels::IP, i.ip.clone()),
+            (labels::KEY, key.to_owned()),
+        ]);
+        i.events.lock().add(names::CONFIG_CENTER_TOTAL, &l, 1);
     }
 }

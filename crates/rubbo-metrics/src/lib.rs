@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod encode_windows;
 mod events;
 mod filter;
 pub mod names;

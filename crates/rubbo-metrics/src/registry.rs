@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use prometheus_client::collector::Collector;
@@ -16,7 +16,8 @@ use prometheus_client::registry::Registry;
 use rubbo_common::Side;
 use rubbo_common::executor::Executions;
 
-use crate::events::{Events, Labels, RegistryOp, sort_labels};
+use crate::encode_windows::{encode_aggregates, encode_histograms};
+use crate::events::Events;
 use crate::names::{self, MethodKey, labels};
 use crate::stats::{Aggregate, Extras, MethodStats};
 use crate::window::{DEFAULT_HISTOGRAM_BUCKETS_MS, FixedHistogram, Window};
@@ -43,12 +44,12 @@ struct Table {
 }
 
 #[derive(Debug)]
-struct Inner {
-    application: String,
-    module_id: String,
-    application_version: String,
-    ip: String,
-    hostname: String,
+pub(crate) struct Inner {
+    pub(crate) application: String,
+    pub(crate) module_id: String,
+    pub(crate) application_version: String,
+    pub(crate) ip: String,
+    pub(crate) hostname: String,
     service_level: bool,
     stats: Mutex<Table>,
     /// The provider servers' execution bounds, by pool name, in the order added.
@@ -58,7 +59,7 @@ struct Inner {
     /// The sliding windows' shape, when aggregation is on.
     aggregation: Option<Aggregation>,
     /// The registry and config center series.
-    events: Mutex<Events>,
+    pub(crate) events: Mutex<Events>,
 }
 
 /// The shape of the sliding windows of Java's aggregation
@@ -113,7 +114,7 @@ impl Default for Aggregation {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Metrics {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
     registry: Arc<Registry>,
 }
 
@@ -292,150 +293,6 @@ impl Metrics {
         }
     }
 
-    /// The labels of an application-level series (Java's `ApplicationMetric`).
-    fn app_labels(&self, extra: &[(&'static str, &str)]) -> Labels {
-        let i = &self.inner;
-        let mut l: Labels = vec![
-            (labels::APPLICATION_MODULE_ID, i.module_id.clone()),
-            (labels::APPLICATION_NAME, i.application.clone()),
-            (labels::APPLICATION_VERSION, i.application_version.clone()),
-            (labels::GIT_COMMIT_ID, String::new()),
-            (labels::HOSTNAME, i.hostname.clone()),
-            (labels::IP, i.ip.clone()),
-        ];
-        l.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
-        sort_labels(l)
-    }
-
-    /// The labels of a service-level series (Java's `ServiceKeyMetric`): `interface`
-    /// is the service key.
-    fn service_labels(&self, service: &str, extra: &[(&'static str, &str)]) -> Labels {
-        let i = &self.inner;
-        let mut l: Labels = vec![
-            (labels::APPLICATION_MODULE_ID, i.module_id.clone()),
-            (labels::APPLICATION_NAME, i.application.clone()),
-            (labels::INTERFACE, service.to_owned()),
-        ];
-        l.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
-        sort_labels(l)
-    }
-
-    /// Records a registry operation of `service` (a service key; unused for the
-    /// application-level [`RegistryOp`]s) in the registry of cluster
-    /// `registry_cluster` (its `registry-cluster` parameter, else its protocol, as
-    /// Java names it), successful or not, that took `elapsed`.
-    ///
-    /// ```
-    /// use rubbo_metrics::{Metrics, RegistryOp};
-    /// use std::time::Duration;
-    ///
-    /// let metrics = Metrics::new("demo");
-    /// metrics.registry_op(RegistryOp::Subscribe, "zookeeper", "org.example.Greeter", true, Duration::from_millis(3));
-    /// let text = metrics.encode();
-    /// let line = text.lines().find(|l| l.starts_with("dubbo_registry_subscribe_num_total{")).unwrap();
-    /// assert!(line.contains("registry_cluster=\"zookeeper\"") && line.ends_with(" 1"));
-    /// assert!(text.contains("dubbo_registry_subscribe_num_failed_total{"));
-    /// assert!(text.contains("dubbo_subscribe_rt_milliseconds_max{"));
-    /// ```
-    pub fn registry_op(
-        &self,
-        op: RegistryOp,
-        registry_cluster: &str,
-        service: &str,
-        ok: bool,
-        elapsed: Duration,
-    ) {
-        let extra = [(labels::REGISTRY_CLUSTER, registry_cluster)];
-        let app = self.app_labels(&extra);
-        let service = self.service_labels(service, &extra);
-        let rt = (op == RegistryOp::Subscribe).then(|| self.app_labels(&[]));
-        self.inner
-            .events
-            .lock()
-            .op(op, app, service, rt, ok, elapsed);
-    }
-
-    /// Records a provider list of `urls` addresses received for `service` (a
-    /// service key): `dubbo_registry_notify_requests_total` goes up,
-    /// `dubbo_registry_notify_num_last` is set, and the time it took to apply is
-    /// taken (`dubbo_notify_rt_milliseconds_*`). Labels as Java 3.3.6 writes them:
-    /// the application's name and module id only on the count, and on the times the
-    /// application's name as `interface` too.
-    pub fn registry_notify(&self, service: &str, urls: usize, elapsed: Duration) {
-        let i = &self.inner;
-        let app = sort_labels(vec![
-            (labels::APPLICATION_MODULE_ID, i.module_id.clone()),
-            (labels::APPLICATION_NAME, i.application.clone()),
-        ]);
-        let rt = self.service_labels(&i.application, &[]);
-        let svc = self.service_labels(service, &[]);
-        let mut events = i.events.lock();
-        events.add(names::registry::NOTIFY_REQUESTS, &app, 1);
-        events.set(
-            names::registry::NOTIFY_NUM_LAST,
-            &svc,
-            i64::try_from(urls).unwrap_or(i64::MAX),
-        );
-        events.rt("notify", &rt, elapsed);
-    }
-
-    /// Sets the directory gauges of `service` (a service key) subscribed at
-    /// `register_mode` level (`interface` or `instance`) in registry `registry` (its
-    /// cluster name): the providers its directory lists and how many of them are
-    /// available (`to_reconnect` stays 0: a provider is reconnected by its own
-    /// connection, not listed apart).
-    pub fn registry_directory(
-        &self,
-        service: &str,
-        register_mode: &str,
-        registry: &str,
-        all: usize,
-        valid: usize,
-    ) {
-        let svc = self.service_labels(
-            service,
-            &[
-                (labels::REGISTER_MODE, register_mode),
-                (labels::REGISTRY, registry),
-            ],
-        );
-        let n = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
-        let mut events = self.inner.events.lock();
-        events.set(names::registry::DIRECTORY_NUM_ALL, &svc, n(all));
-        events.set(names::registry::DIRECTORY_NUM_VALID, &svc, n(valid));
-        events.set(names::registry::DIRECTORY_NUM_TO_RECONNECT, &svc, 0);
-        events.set(
-            names::registry::DIRECTORY_NUM_DISABLE,
-            &svc,
-            n(all.saturating_sub(valid)),
-        );
-    }
-
-    /// Records a change the config center delivered: `key` in `group` of the config
-    /// center `config_center` (its protocol, as Java's `zookeeper`), `change_type`
-    /// `added`, `modified` or `deleted` (`dubbo_configcenter_total`).
-    ///
-    /// ```
-    /// let metrics = rubbo_metrics::Metrics::new("demo");
-    /// metrics.config_changed("demo.configurators", "dubbo", "zookeeper", "added");
-    /// let text = metrics.encode();
-    /// let line = text.lines().find(|l| l.starts_with("dubbo_configcenter_total{")).unwrap();
-    /// assert!(line.contains("change_type=\"added\"") && line.contains("key=\"demo.configurators\""));
-    /// ```
-    pub fn config_changed(&self, key: &str, group: &str, config_center: &str, change_type: &str) {
-        let i = &self.inner;
-        let l = sort_labels(vec![
-            (labels::APPLICATION_NAME, i.application.clone()),
-            (labels::CHANGE_TYPE, change_type.to_ascii_lowercase()),
-            (labels::CONFIG_CENTER, config_center.to_owned()),
-            (labels::GROUP, group.to_owned()),
-            (labels::HOSTNAME, i.hostname.clone()),
-            (labels::IP, i.ip.clone()),
-            (labels::KEY, key.to_owned()),
-        ]);
-        i.events.lock().add(names::CONFIG_CENTER_TOTAL, &l, 1);
-    }
-
     /// The metrics in the Prometheus text format (OpenMetrics flavour, ending in
     /// `# EOF`), what Java's QoS `metrics` command answers.
     pub fn encode(&self) -> String {
@@ -467,7 +324,7 @@ fn hostname() -> String {
 #[derive(Debug)]
 struct Exported(Arc<Inner>);
 
-fn side_name(side: Side, key: MethodKey) -> String {
+pub(crate) fn side_name(side: Side, key: MethodKey) -> String {
     format!("dubbo_{}_{}", side.as_str(), key.suffix)
 }
 
@@ -554,117 +411,6 @@ impl Collector for Exported {
     }
 }
 
-/// Java's response time histogram (a Micrometer timer with service level
-/// objectives, in seconds), one per method whose histogram has a count.
-fn encode_histograms(
-    side: Side,
-    stats: &[&Arc<MethodStats>],
-    encoder: &mut DescriptorEncoder,
-) -> Result<(), std::fmt::Error> {
-    let shown: Vec<_> = stats
-        .iter()
-        .filter_map(|s| s.extras.histogram.as_ref().map(|h| (s, h.snapshot())))
-        .filter(|(_, (_, _, count))| *count > 0)
-        .collect();
-    if shown.is_empty() {
-        return Ok(());
-    }
-    let key = names::RT_HISTOGRAM;
-    let name = side_name(side, key);
-    let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Histogram)?;
-    for (s, (buckets, sum_ms, count)) in &shown {
-        let buckets: Vec<(f64, u64)> = buckets
-            .iter()
-            // The encoder writes `le="+Inf"` for `f64::MAX`.
-            .map(|(bound, n)| (bound.map_or(f64::MAX, |b| b as f64 / 1000.0), *n))
-            .collect();
-        m.encode_family(&s.labels())?
-            .encode_histogram::<Vec<(String, String)>>(
-                *sum_ms as f64 / 1000.0,
-                *count,
-                &buckets,
-                None,
-            )?;
-    }
-    // Micrometer's `_max` gauge of the timer, beside it.
-    let now = Instant::now();
-    let key = names::RT_HISTOGRAM_MAX;
-    let name = side_name(side, key);
-    let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Gauge)?;
-    for (s, _) in &shown {
-        if let Some(h) = &s.extras.histogram {
-            let max = h.max_ms(now) as f64 / 1000.0;
-            ConstGauge::new(max).encode(m.encode_family(&s.labels())?)?;
-        }
-    }
-    Ok(())
-}
-
-/// Java's sliding-window gauges (`AggregateMetricsCollector`): the request counters
-/// and QPS of every method from its first appearance, the response time quantiles,
-/// min, max and average once a call ended in the window.
-fn encode_aggregates(
-    side: Side,
-    stats: &[&Arc<MethodStats>],
-    encoder: &mut DescriptorEncoder,
-) -> Result<(), std::fmt::Error> {
-    use names::aggregate as agg;
-    let now = Instant::now();
-    let shown: Vec<_> = stats
-        .iter()
-        .filter_map(|s| {
-            s.extras
-                .aggregate
-                .as_ref()
-                .map(|a| (s, a.window.snapshot(now), a.qps.snapshot(now)))
-        })
-        .collect();
-    if shown.is_empty() {
-        return Ok(());
-    }
-    for (n, key) in agg::COUNTERS.iter().enumerate() {
-        let name = side_name(side, *key);
-        let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Gauge)?;
-        for (s, w, _) in &shown {
-            let v = w.counts.get(n).copied().unwrap_or(0);
-            ConstGauge::new(clamp(v)).encode(m.encode_family(&s.labels())?)?;
-        }
-    }
-    let name = side_name(side, agg::QPS);
-    let mut m = encoder.encode_descriptor(&name, agg::QPS.help, None, MetricType::Gauge)?;
-    for (s, _, q) in &shown {
-        let calls = q.counts.first().copied().unwrap_or(0);
-        let qps = calls as f64 * 1000.0 / q.span_ms as f64;
-        ConstGauge::new(qps).encode(m.encode_family(&s.labels())?)?;
-    }
-    let timed: Vec<_> = shown.iter().filter(|(_, w, _)| w.rt.0 > 0).collect();
-    if timed.is_empty() {
-        return Ok(());
-    }
-    for (key, q) in agg::RT_QUANTILES {
-        let name = side_name(side, key);
-        let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Gauge)?;
-        for (s, w, _) in &timed {
-            let v = w.quantile(q).unwrap_or(0.0);
-            ConstGauge::new(v).encode(m.encode_family(&s.labels())?)?;
-        }
-    }
-    type Pick = fn((u64, u64, u64, u64)) -> f64;
-    let gauges: [(MethodKey, Pick); 3] = [
-        (agg::RT_MIN, |r| r.2 as f64),
-        (agg::RT_MAX, |r| r.3 as f64),
-        (agg::RT_AVG, |r| r.1 as f64 / r.0.max(1) as f64),
-    ];
-    for (key, pick) in gauges {
-        let name = side_name(side, key);
-        let mut m = encoder.encode_descriptor(&name, key.help, None, MetricType::Gauge)?;
-        for (s, w, _) in &timed {
-            ConstGauge::new(pick(w.rt)).encode(m.encode_family(&s.labels())?)?;
-        }
-    }
-    Ok(())
-}
-
 /// Java's thread pool gauges, one series per pool (labels sorted, as Micrometer
 /// writes them). Java's core and max sizes are both `threads` for its default fixed
 /// pool; its thread count (threads started, which a fixed pool never stops) is the
@@ -706,7 +452,7 @@ fn size(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
-fn clamp(v: u64) -> i64 {
+pub(crate) fn clamp(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
