@@ -227,6 +227,20 @@ keys! {
     /// Prometheus text on the QoS port only, and so does Rubbo: `true` turns metrics
     /// on.
     PROMETHEUS_EXPORTER_ENABLED_KEY = "metrics.prometheus.exporter.enabled";
+    /// Whether response times also go to Java's histogram (Java's
+    /// `HistogramConfig.enabled`, `dubbo.metrics.histogram.enabled`).
+    METRICS_HISTOGRAM_ENABLED_KEY = "metrics.histogram.enabled";
+    /// A registry URL's cluster name (Java's `RegistryConstants.REGISTRY_CLUSTER_KEY`),
+    /// the `registry_cluster` label of the registry metrics; `default` when absent.
+    REGISTRY_CLUSTER_KEY = "REGISTRY_CLUSTER";
+    /// Whether Java's sliding-window aggregates are kept (Java's
+    /// `AggregationConfig.enabled`, `dubbo.metrics.aggregation.enabled`).
+    METRICS_AGGREGATION_ENABLED_KEY = "metrics.aggregation.enabled";
+    /// Panes per aggregation window (`dubbo.metrics.aggregation.bucket-num`).
+    METRICS_AGGREGATION_BUCKET_NUM_KEY = "metrics.aggregation.bucket-num";
+    /// The aggregation window in seconds
+    /// (`dubbo.metrics.aggregation.time-window-seconds`).
+    METRICS_AGGREGATION_TIME_WINDOW_KEY = "metrics.aggregation.time-window-seconds";
     /// Whether calls are traced (Java's `TracingConfig.enabled`,
     /// `dubbo.tracing.enabled`).
     TRACING_ENABLED_KEY = "tracing.enabled";
@@ -681,6 +695,15 @@ str_param!(/// The metrics level, default `METHOD` (Java's `MetricsLevel.METHOD`
     MetricsRpcLevel, METRICS_RPC_LEVEL_KEY, "METHOD");
 bool_param!(/// Whether Java's Prometheus exporter switch is on, default false.
     PrometheusExporterEnabled, PROMETHEUS_EXPORTER_ENABLED_KEY, false);
+bool_param!(/// Whether the response time histogram is kept, default false.
+    MetricsHistogramEnabled, METRICS_HISTOGRAM_ENABLED_KEY, false);
+bool_param!(/// Whether the sliding-window aggregates are kept, default false.
+    MetricsAggregationEnabled, METRICS_AGGREGATION_ENABLED_KEY, false);
+num_param!(/// Panes per aggregation window, default 10 (Java's `DEFAULT_BUCKET_NUM`).
+    MetricsAggregationBucketNum, u32, METRICS_AGGREGATION_BUCKET_NUM_KEY, 10);
+num_param!(/// The aggregation window in seconds, default 120 (Java's
+    /// `DEFAULT_TIME_WINDOW_SECONDS`).
+    MetricsAggregationTimeWindow, u64, METRICS_AGGREGATION_TIME_WINDOW_KEY, 120);
 bool_param!(/// Whether calls are traced, default false (Java's `TracingConfig`).
     TracingEnabled, TRACING_ENABLED_KEY, false);
 bool_param!(/// Whether foreign QoS peers are accepted, default false.

@@ -209,7 +209,8 @@ impl InFlight {
                 Ending::of_error(e.kind())
             }
         };
-        stats.finish(ending, self.start.elapsed());
+        let now = Instant::now();
+        stats.finish_at(ending, now.saturating_duration_since(self.start), now);
     }
 }
 
@@ -224,10 +225,11 @@ impl Drop for InFlight {
 impl Invoker for Recorded {
     fn invoke(&self, inv: Invocation) -> InvokeFuture {
         let stats = self.stats(method_name(&inv));
-        stats.start();
+        let start = Instant::now();
+        stats.start_at(start);
         let flight = InFlight {
             stats: Some(stats),
-            start: Instant::now(),
+            start,
             side: self.side,
         };
         let call = self.next.invoke(inv);

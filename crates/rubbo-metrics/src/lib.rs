@@ -1,18 +1,23 @@
 #![doc = include_str!("../README.md")]
 
+mod encode_windows;
+mod events;
 mod filter;
 pub mod names;
 mod registry;
 mod stats;
 pub mod trace;
+mod window;
 
 use rubbo_common::{ExtensionTable, Filter};
 use std::sync::Arc;
 
+pub use events::RegistryOp;
 pub use filter::{MetricsFilter, ORDER as METRICS_ORDER};
-pub use registry::Metrics;
+pub use registry::{Aggregation, Metrics};
 pub use stats::{Ending, MethodStats, Snapshot};
 pub use trace::{TraceContext, TracingFilter};
+pub use window::DEFAULT_HISTOGRAM_BUCKETS_MS;
 
 /// The filter names, Java's.
 pub mod filter_names {

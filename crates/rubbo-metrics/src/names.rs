@@ -97,6 +97,134 @@ pub const RT_SUM: MethodKey = key("rt_milliseconds_sum", "Sum Response Time", fa
 /// `dubbo.%s.rt.milliseconds.avg`.
 pub const RT_AVG: MethodKey = key("rt_milliseconds_avg", "Average Response Time", false);
 
+/// `dubbo.%s.rt.milliseconds.histogram`: Java records it in a Micrometer timer, which
+/// the Prometheus registry exports in seconds as
+/// `dubbo_{side}_rt_milliseconds_histogram_seconds_{bucket,count,sum}`
+/// (`dubbo.metrics.histogram.enabled=true`). This is the name after `dubbo_{side}_`.
+pub const RT_HISTOGRAM: MethodKey = key(
+    "rt_milliseconds_histogram_seconds",
+    "Response Time Histogram",
+    false,
+);
+/// The timer's `_max` gauge Micrometer exports beside it: the largest time of the
+/// last two minutes, in seconds.
+pub const RT_HISTOGRAM_MAX: MethodKey = key(
+    "rt_milliseconds_histogram_seconds_max",
+    "Response Time Histogram",
+    false,
+);
+
+/// The sliding-window series of Java's `AggregateMetricsCollector`
+/// (`dubbo.metrics.aggregation.enabled=true`), every one a gauge. Names after
+/// `dubbo_{side}_`.
+pub mod aggregate {
+    use super::{MethodKey, key};
+
+    /// `dubbo.%s.requests.total.aggregate`: calls made in the window.
+    pub const REQUESTS_TOTAL: MethodKey = key(
+        "requests_total_aggregate",
+        "Aggregated Total Requests",
+        true,
+    );
+    /// `dubbo.%s.requests.succeed.aggregate`.
+    pub const REQUESTS_SUCCEED: MethodKey = key(
+        "requests_succeed_aggregate",
+        "Aggregated Succeed Requests",
+        true,
+    );
+    /// `dubbo.%s.requests.failed.aggregate`: failures of no other reason.
+    pub const REQUESTS_FAILED: MethodKey = key(
+        "requests_failed_aggregate",
+        "Aggregated Failed Requests",
+        true,
+    );
+    /// `dubbo.%s.requests.business.failed.aggregate`.
+    pub const REQUESTS_BUSINESS_FAILED: MethodKey = key(
+        "requests_business_failed_aggregate",
+        "Aggregated Business Failed Requests",
+        true,
+    );
+    /// `dubbo.%s.requests.timeout.failed.aggregate`.
+    pub const REQUESTS_TIMEOUT: MethodKey = key(
+        "requests_timeout_failed_aggregate",
+        "Aggregated timeout Failed Requests",
+        true,
+    );
+    /// `dubbo.%s.requests.limit.aggregate`.
+    pub const REQUESTS_LIMIT: MethodKey = key(
+        "requests_limit_aggregate",
+        "Aggregated limit Requests",
+        true,
+    );
+    /// `dubbo.%s.requests.failed.total.aggregate`: every failure.
+    pub const REQUESTS_TOTAL_FAILED: MethodKey = key(
+        "requests_failed_total_aggregate",
+        "Aggregated failed total Requests",
+        true,
+    );
+    /// `dubbo.%s.requests.failed.network.total.aggregate`.
+    pub const REQUESTS_NETWORK_FAILED: MethodKey = key(
+        "requests_failed_network_total_aggregate",
+        "Aggregated failed network total Requests",
+        true,
+    );
+    /// `dubbo.%s.requests.failed.codec.total.aggregate`.
+    pub const REQUESTS_CODEC_FAILED: MethodKey = key(
+        "requests_failed_codec_total_aggregate",
+        "Aggregated failed codec total Requests",
+        true,
+    );
+    /// `dubbo.%s.requests.failed.service.unavailable.total.aggregate` (Java's
+    /// description, a copy of the codec one, kept).
+    pub const REQUESTS_SERVICE_UNAVAILABLE_FAILED: MethodKey = key(
+        "requests_failed_service_unavailable_total_aggregate",
+        "Aggregated failed codec total Requests",
+        true,
+    );
+
+    /// The aggregated counters, in Java's export order.
+    pub const COUNTERS: [MethodKey; 10] = [
+        REQUESTS_TOTAL,
+        REQUESTS_SUCCEED,
+        REQUESTS_FAILED,
+        REQUESTS_BUSINESS_FAILED,
+        REQUESTS_TIMEOUT,
+        REQUESTS_LIMIT,
+        REQUESTS_TOTAL_FAILED,
+        REQUESTS_NETWORK_FAILED,
+        REQUESTS_CODEC_FAILED,
+        REQUESTS_SERVICE_UNAVAILABLE_FAILED,
+    ];
+
+    /// `dubbo.%s.qps.total`: calls per second over the QPS window.
+    pub const QPS: MethodKey = key("qps_total", "Query Per Seconds", true);
+    /// `dubbo.%s.rt.milliseconds.p99`, and the other quantiles, in Java's order.
+    pub const RT_QUANTILES: [(MethodKey, f64); 4] = [
+        (key("rt_milliseconds_p99", "Response Time P99", false), 0.99),
+        (key("rt_milliseconds_p95", "Response Time P95", false), 0.95),
+        (key("rt_milliseconds_p90", "Response Time P90", false), 0.90),
+        (key("rt_milliseconds_p50", "Response Time P50", false), 0.50),
+    ];
+    /// `dubbo.%s.rt.min.milliseconds.aggregate`.
+    pub const RT_MIN: MethodKey = key(
+        "rt_min_milliseconds_aggregate",
+        "Aggregated Min Response",
+        false,
+    );
+    /// `dubbo.%s.rt.max.milliseconds.aggregate`.
+    pub const RT_MAX: MethodKey = key(
+        "rt_max_milliseconds_aggregate",
+        "Aggregated Max Response",
+        false,
+    );
+    /// `dubbo.%s.rt.avg.milliseconds.aggregate`.
+    pub const RT_AVG: MethodKey = key(
+        "rt_avg_milliseconds_aggregate",
+        "Aggregated Avg Response",
+        false,
+    );
+}
+
 /// `dubbo.application.info.total` (a gauge at 1): Java's `APPLICATION_METRIC_INFO`.
 pub const APPLICATION_INFO: &str = "dubbo_application_info_total";
 /// Its help text.
@@ -133,6 +261,108 @@ pub mod thread_pool {
     }
 }
 
+/// Java's registry series (`RegistryMetricsCollector`, on with
+/// `dubbo.metrics.enable-registry`): every one a gauge, as Java exports them.
+pub mod registry {
+    /// `dubbo.registry.register.requests.total`: application instance registrations.
+    pub const REGISTER_REQUESTS: (&str, &str) = (
+        "dubbo_registry_register_requests_total",
+        "Total Register Requests",
+    );
+    /// `dubbo.registry.register.requests.succeed.total`.
+    pub const REGISTER_REQUESTS_SUCCEED: (&str, &str) = (
+        "dubbo_registry_register_requests_succeed_total",
+        "Succeed Register Requests",
+    );
+    /// `dubbo.registry.register.requests.failed.total`.
+    pub const REGISTER_REQUESTS_FAILED: (&str, &str) = (
+        "dubbo_registry_register_requests_failed_total",
+        "Failed Register Requests",
+    );
+    /// `dubbo.registry.subscribe.num.total`: subscriptions of references.
+    pub const SUBSCRIBE_NUM: (&str, &str) =
+        ("dubbo_registry_subscribe_num_total", "Total Subscribe Num");
+    /// `dubbo.registry.subscribe.num.succeed.total`.
+    pub const SUBSCRIBE_NUM_SUCCEED: (&str, &str) = (
+        "dubbo_registry_subscribe_num_succeed_total",
+        "Succeed Subscribe Num",
+    );
+    /// `dubbo.registry.subscribe.num.failed.total`.
+    pub const SUBSCRIBE_NUM_FAILED: (&str, &str) = (
+        "dubbo_registry_subscribe_num_failed_total",
+        "Failed Subscribe Num",
+    );
+    /// `dubbo.registry.register.service.total`: provider URL registrations.
+    pub const REGISTER_SERVICE: (&str, &str) = (
+        "dubbo_registry_register_service_total",
+        "Total Service-Level Register Requests",
+    );
+    /// `dubbo.registry.register.service.succeed.total`.
+    pub const REGISTER_SERVICE_SUCCEED: (&str, &str) = (
+        "dubbo_registry_register_service_succeed_total",
+        "Succeed Service-Level Register Requests",
+    );
+    /// `dubbo.registry.register.service.failed.total`.
+    pub const REGISTER_SERVICE_FAILED: (&str, &str) = (
+        "dubbo_registry_register_service_failed_total",
+        "Failed Service-Level Register Requests",
+    );
+    /// `dubbo.registry.subscribe.service.num.total`.
+    pub const SUBSCRIBE_SERVICE_NUM: (&str, &str) = (
+        "dubbo_registry_subscribe_service_num_total",
+        "Total Service-Level Subscribe Num",
+    );
+    /// `dubbo.registry.subscribe.service.num.succeed.total`.
+    pub const SUBSCRIBE_SERVICE_NUM_SUCCEED: (&str, &str) = (
+        "dubbo_registry_subscribe_service_num_succeed_total",
+        "Succeed Service-Level Num",
+    );
+    /// `dubbo.registry.subscribe.service.num.failed.total`.
+    pub const SUBSCRIBE_SERVICE_NUM_FAILED: (&str, &str) = (
+        "dubbo_registry_subscribe_service_num_failed_total",
+        "Failed Service-Level Num",
+    );
+    /// `dubbo.registry.notify.requests.total`: provider lists received.
+    pub const NOTIFY_REQUESTS: (&str, &str) = (
+        "dubbo_registry_notify_requests_total",
+        "Total Notify Requests",
+    );
+    /// `dubbo.registry.notify.num.last`: the size of a service's last provider list.
+    pub const NOTIFY_NUM_LAST: (&str, &str) =
+        ("dubbo_registry_notify_num_last", "Last Notify Nums");
+    /// `dubbo.registry.directory.num.all`: the providers a reference's directory lists.
+    pub const DIRECTORY_NUM_ALL: (&str, &str) =
+        ("dubbo_registry_directory_num_all", "All Directory Urls");
+    /// `dubbo.registry.directory.num.valid.total`: those available.
+    pub const DIRECTORY_NUM_VALID: (&str, &str) = (
+        "dubbo_registry_directory_num_valid_total",
+        "Valid Directory Urls",
+    );
+    /// `dubbo.registry.directory.num.to_reconnect.total`.
+    pub const DIRECTORY_NUM_TO_RECONNECT: (&str, &str) = (
+        "dubbo_registry_directory_num_to_reconnect_total",
+        "ToReconnect Directory Urls",
+    );
+    /// `dubbo.registry.directory.num.disable.total`: those not available.
+    pub const DIRECTORY_NUM_DISABLE: (&str, &str) = (
+        "dubbo_registry_directory_num_disable_total",
+        "Disable Directory Urls",
+    );
+    /// The response time series of an operation: Java's `RtStatComposite` names them
+    /// `dubbo.<op>.rt.milliseconds.{last,min,max,sum,avg}`, `<op>` one of these.
+    pub const RT_OPS: [&str; 5] = [
+        "register",
+        "subscribe",
+        "notify",
+        "register_service",
+        "subscribe_service",
+    ];
+}
+
+/// `dubbo.configcenter.total` (a gauge, as Java exports it): changes the config
+/// center delivered, by key, group, config center and change type.
+pub const CONFIG_CENTER_TOTAL: (&str, &str) = ("dubbo_configcenter_total", "Config Changed Total");
+
 /// The label names (Java's `MetricsConstants.TAG_*`, dots as underscores).
 pub mod labels {
     /// `application.name`.
@@ -159,4 +389,19 @@ pub mod labels {
     pub const PID: &str = "pid";
     /// `thread.pool.name`.
     pub const THREAD_POOL_NAME: &str = "thread_pool_name";
+    /// `registry.cluster`: the registry's cluster name (its `registry-cluster`
+    /// parameter, else its protocol).
+    pub const REGISTRY_CLUSTER: &str = "registry_cluster";
+    /// `key`: a config center key.
+    pub const KEY: &str = "key";
+    /// `config.center`: the config center's protocol (`zookeeper`, `nacos`...).
+    pub const CONFIG_CENTER: &str = "config_center";
+    /// `change.type`: `added`, `modified` or `deleted`.
+    pub const CHANGE_TYPE: &str = "change_type";
+    /// `register_mode`: `interface` or `instance`, on the directory series.
+    pub const REGISTER_MODE: &str = "register_mode";
+    /// `registry`: the registry's cluster name, on the directory series.
+    pub const REGISTRY: &str = "registry";
+    /// `le`: a histogram bucket's upper bound.
+    pub const LE: &str = "le";
 }

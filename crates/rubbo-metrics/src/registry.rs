@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use prometheus_client::collector::Collector;
@@ -15,8 +16,11 @@ use prometheus_client::registry::Registry;
 use rubbo_common::Side;
 use rubbo_common::executor::Executions;
 
+use crate::encode_windows::{encode_aggregates, encode_histograms};
+use crate::events::Events;
 use crate::names::{self, MethodKey, labels};
-use crate::stats::MethodStats;
+use crate::stats::{Aggregate, Extras, MethodStats};
+use crate::window::{DEFAULT_HISTOGRAM_BUCKETS_MS, FixedHistogram, Window};
 
 /// Numbers the applications of this process, for `application_module_id` (Java's
 /// application model ids `1.1`, `1.2`...).
@@ -40,16 +44,45 @@ struct Table {
 }
 
 #[derive(Debug)]
-struct Inner {
-    application: String,
-    module_id: String,
-    application_version: String,
-    ip: String,
-    hostname: String,
+pub(crate) struct Inner {
+    pub(crate) application: String,
+    pub(crate) module_id: String,
+    pub(crate) application_version: String,
+    pub(crate) ip: String,
+    pub(crate) hostname: String,
     service_level: bool,
     stats: Mutex<Table>,
     /// The provider servers' execution bounds, by pool name, in the order added.
     pools: Mutex<Vec<(String, Arc<Executions>)>>,
+    /// The histogram's bucket bounds in ms, when the histogram is on.
+    histogram: Option<Arc<[u64]>>,
+    /// The sliding windows' shape, when aggregation is on.
+    aggregation: Option<Aggregation>,
+    /// The registry and config center series.
+    pub(crate) events: Mutex<Events>,
+}
+
+/// The shape of the sliding windows of Java's aggregation
+/// (`dubbo.metrics.aggregation.*`, Java's `AggregationConfig` defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aggregation {
+    /// Panes per window (`bucket-num`, default 10).
+    pub bucket_num: u32,
+    /// The window of the aggregated counters and response times
+    /// (`time-window-seconds`, default 120 s).
+    pub time_window: Duration,
+    /// The window of the QPS (`qps-time-window-mill-seconds`, default 3 s).
+    pub qps_time_window: Duration,
+}
+
+impl Default for Aggregation {
+    fn default() -> Self {
+        Aggregation {
+            bucket_num: 10,
+            time_window: Duration::from_secs(120),
+            qps_time_window: Duration::from_secs(3),
+        }
+    }
 }
 
 /// One application's metrics (Java's `DefaultMetricsCollector` with its
@@ -81,7 +114,7 @@ struct Inner {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Metrics {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
     registry: Arc<Registry>,
 }
 
@@ -99,6 +132,9 @@ impl Metrics {
             service_level: false,
             stats: Mutex::default(),
             pools: Mutex::default(),
+            histogram: None,
+            aggregation: None,
+            events: Mutex::default(),
         })
     }
 
@@ -125,6 +161,9 @@ impl Metrics {
             service_level: shared.service_level,
             stats: Mutex::new(shared.stats.lock().clone()),
             pools: Mutex::new(shared.pools.lock().clone()),
+            histogram: shared.histogram.clone(),
+            aggregation: shared.aggregation,
+            events: Mutex::new(shared.events.lock().clone()),
         });
         f(&mut inner);
         Metrics::build(inner)
@@ -148,6 +187,30 @@ impl Metrics {
     /// series per service, with an empty `method` label.
     pub fn with_service_level(self, service_level: bool) -> Self {
         self.with(|i| i.service_level = service_level)
+    }
+
+    /// Records each call's response time in Java's histogram too
+    /// (`dubbo.metrics.histogram.enabled=true`; buckets 100, 300, 500, 1000, 3000, 5000
+    /// and 10000 ms, as Java's defaults), exported as
+    /// `dubbo_{side}_rt_milliseconds_histogram_seconds`. Applies to the methods whose
+    /// statistics are made afterwards: set it before the filters run.
+    pub fn with_histogram(self, enabled: bool) -> Self {
+        self.with_histogram_buckets(enabled.then_some(&DEFAULT_HISTOGRAM_BUCKETS_MS[..]))
+    }
+
+    /// [`with_histogram`](Self::with_histogram) with these bucket bounds in ms (Java's
+    /// `dubbo.metrics.histogram.buckets-ms`); `None` turns it off.
+    pub fn with_histogram_buckets(self, buckets_ms: Option<&[u64]>) -> Self {
+        let buckets = buckets_ms.map(Arc::from);
+        self.with(|i| i.histogram = buckets)
+    }
+
+    /// Keeps Java's sliding-window aggregates (`dubbo.metrics.aggregation.enabled=true`):
+    /// calls per second, response time quantiles, min, max and average, and the
+    /// request counters over the window; `None` turns them off. Applies to the
+    /// methods whose statistics are made afterwards.
+    pub fn with_aggregation(self, aggregation: Option<Aggregation>) -> Self {
+        self.with(|i| i.aggregation = aggregation)
     }
 
     /// The application name.
@@ -187,7 +250,19 @@ impl Metrics {
             (labels::METHOD, key.method.clone()),
             (labels::VERSION, key.version.clone()),
         ];
-        let s = Arc::new(MethodStats::new(side, labels));
+        let extras = Extras {
+            histogram: i.histogram.as_deref().map(FixedHistogram::new),
+            aggregate: i.aggregation.map(|a| Aggregate {
+                window: Window::new(
+                    a.bucket_num,
+                    a.time_window,
+                    names::aggregate::COUNTERS.len(),
+                    true,
+                ),
+                qps: Window::new(a.bucket_num, a.qps_time_window, 1, false),
+            }),
+        };
+        let s = Arc::new(MethodStats::with_extras(side, labels, extras));
         stats.by_key.insert(key, s.clone());
         stats.ordered.push(s.clone());
         s
@@ -249,7 +324,7 @@ fn hostname() -> String {
 #[derive(Debug)]
 struct Exported(Arc<Inner>);
 
-fn side_name(side: Side, key: MethodKey) -> String {
+pub(crate) fn side_name(side: Side, key: MethodKey) -> String {
     format!("dubbo_{}_{}", side.as_str(), key.suffix)
 }
 
@@ -309,6 +384,9 @@ impl Collector for Exported {
             let timed: Vec<_> = of_side()
                 .filter_map(|(s, snap)| snap.rt.map(|rt| (s, rt)))
                 .collect();
+            let stats: Vec<&Arc<MethodStats>> = of_side().map(|(s, _)| *s).collect();
+            encode_histograms(side, &stats, &mut encoder)?;
+            encode_aggregates(side, &stats, &mut encoder)?;
             if timed.is_empty() {
                 continue;
             }
@@ -328,6 +406,7 @@ impl Collector for Exported {
                 }
             }
         }
+        i.events.lock().encode(&mut encoder)?;
         Ok(())
     }
 }
@@ -373,7 +452,7 @@ fn size(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
-fn clamp(v: u64) -> i64 {
+pub(crate) fn clamp(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
@@ -481,6 +560,71 @@ mod tests {
                 .filter(|l| l.starts_with("dubbo_thread_pool_core_size{"))
                 .count(),
             1
+        );
+    }
+
+    #[test]
+    fn windows_show_at_zero_and_histogram_with_its_first_call() {
+        let metrics = Metrics::new("demo")
+            .with_histogram(true)
+            .with_aggregation(Some(Aggregation::default()));
+        let s = metrics.method(Side::Provider, "S", "", "", "m");
+        let text = metrics.encode();
+        // Java initializes the aggregated counters and the QPS with the method.
+        for name in [
+            "dubbo_provider_requests_total_aggregate{",
+            "dubbo_provider_requests_failed_service_unavailable_total_aggregate{",
+            "dubbo_provider_qps_total{",
+        ] {
+            let value: f64 = line(&text, name)
+                .unwrap()
+                .rsplit(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_eq!(value, 0.0, "{name}\n{text}");
+        }
+        assert!(line(&text, "dubbo_provider_rt_milliseconds_p99").is_none());
+        assert!(line(&text, "dubbo_provider_rt_milliseconds_histogram").is_none());
+        s.start();
+        s.finish(Ending::Succeeded, Duration::from_millis(250));
+        let text = metrics.encode();
+        assert!(text.contains("# TYPE dubbo_provider_rt_milliseconds_histogram_seconds histogram"));
+        let bucket = |le: &str| {
+            text.lines()
+                .find(|l| {
+                    l.starts_with("dubbo_provider_rt_milliseconds_histogram_seconds_bucket{")
+                        && l.contains(&format!("le=\"{le}\""))
+                })
+                .unwrap()
+                .rsplit(' ')
+                .next()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(
+            (bucket("0.1"), bucket("0.3"), bucket("+Inf")),
+            ("0".into(), "1".into(), "1".into())
+        );
+        assert!(
+            line(
+                &text,
+                "dubbo_provider_rt_milliseconds_histogram_seconds_sum{"
+            )
+            .unwrap()
+            .ends_with(" 0.25")
+        );
+        assert!(
+            line(&text, "dubbo_provider_rt_milliseconds_p99{")
+                .unwrap()
+                .ends_with(" 250.0"),
+            "{text}"
+        );
+        assert!(
+            line(&text, "dubbo_provider_requests_succeed_aggregate{")
+                .unwrap()
+                .ends_with(" 1")
         );
     }
 

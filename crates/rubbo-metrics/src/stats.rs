@@ -1,11 +1,12 @@
 //! [`MethodStats`]: the counters of one method on one side, atomics only.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rubbo_common::{ErrorKind, Side};
 
 use crate::names::{self, MethodKey};
+use crate::window::{FixedHistogram, Window};
 
 /// How a call ended, as Java's `MetricsSupport.getMetricsKey` sorts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,6 +55,40 @@ pub struct MethodStats {
     rt_max: AtomicU64,
     rt_sum: AtomicU64,
     rt_count: AtomicU64,
+    /// The histogram and sliding windows, when on.
+    pub(crate) extras: Extras,
+}
+
+/// What [`MethodStats`] records besides Java's default counters: the response time
+/// histogram (`dubbo.metrics.histogram.enabled`) and the sliding-window aggregates
+/// (`dubbo.metrics.aggregation.enabled`).
+#[derive(Debug, Default)]
+pub(crate) struct Extras {
+    pub(crate) histogram: Option<FixedHistogram>,
+    pub(crate) aggregate: Option<Aggregate>,
+}
+
+/// The sliding windows of one method: the aggregated request counters and response
+/// times (with quantiles) over `time-window-seconds`, and the calls over the QPS
+/// window.
+#[derive(Debug)]
+pub(crate) struct Aggregate {
+    pub(crate) window: Window,
+    pub(crate) qps: Window,
+}
+
+/// Where each aggregated counter is in [`names::AGGREGATE_COUNTERS`].
+pub(crate) mod agg {
+    pub(crate) const TOTAL: usize = 0;
+    pub(crate) const SUCCEED: usize = 1;
+    pub(crate) const FAILED: usize = 2;
+    pub(crate) const BUSINESS: usize = 3;
+    pub(crate) const TIMEOUT: usize = 4;
+    pub(crate) const LIMIT: usize = 5;
+    pub(crate) const TOTAL_FAILED: usize = 6;
+    pub(crate) const NETWORK: usize = 7;
+    pub(crate) const CODEC: usize = 8;
+    pub(crate) const UNAVAILABLE: usize = 9;
 }
 
 /// Where each counter is in [`names::COUNTERS`].
@@ -90,8 +125,18 @@ impl Snapshot {
 }
 
 impl MethodStats {
+    #[cfg(test)]
     pub(crate) fn new(side: Side, labels: Vec<(&'static str, String)>) -> Self {
+        MethodStats::with_extras(side, labels, Extras::default())
+    }
+
+    pub(crate) fn with_extras(
+        side: Side,
+        labels: Vec<(&'static str, String)>,
+        extras: Extras,
+    ) -> Self {
         MethodStats {
+            extras,
             side,
             labels,
             counters: Default::default(),
@@ -116,8 +161,17 @@ impl MethodStats {
 
     /// A call starts: `requests` and `processing` go up.
     pub fn start(&self) {
+        self.start_at(Instant::now());
+    }
+
+    /// [`start`](Self::start) of a call made at `now` (the sliding windows' clock).
+    pub fn start_at(&self, now: Instant) {
         self.counters[REQUESTS].fetch_add(1, Ordering::Relaxed);
         self.processing.fetch_add(1, Ordering::Relaxed);
+        if let Some(a) = &self.extras.aggregate {
+            a.qps.count(0, now);
+            a.window.count(agg::TOTAL, now);
+        }
     }
 
     /// A started call went away unanswered (its future was dropped): only
@@ -130,6 +184,12 @@ impl MethodStats {
     /// `onError`): `processing` goes down, the ending's counter (and `failed` for a
     /// failure) goes up, and the response time is taken.
     pub fn finish(&self, ending: Ending, elapsed: Duration) {
+        self.finish_at(ending, elapsed, Instant::now());
+    }
+
+    /// [`finish`](Self::finish) of a call that ended at `now` (the sliding windows'
+    /// clock).
+    pub fn finish_at(&self, ending: Ending, elapsed: Duration, now: Instant) {
         self.processing.fetch_sub(1, Ordering::Relaxed);
         let slot = match ending {
             Ending::Succeeded => SUCCEED,
@@ -150,12 +210,33 @@ impl MethodStats {
         self.rt_max.fetch_max(ms, Ordering::Relaxed);
         self.rt_sum.fetch_add(ms, Ordering::Relaxed);
         self.rt_count.fetch_add(1, Ordering::Relaxed);
+        if let Some(h) = &self.extras.histogram {
+            h.record(ms, now);
+        }
+        if let Some(a) = &self.extras.aggregate {
+            let slot = match ending {
+                Ending::Succeeded => agg::SUCCEED,
+                Ending::Business => agg::BUSINESS,
+                Ending::Timeout => agg::TIMEOUT,
+                Ending::Limit => agg::LIMIT,
+                Ending::Network => agg::NETWORK,
+                Ending::Codec => agg::CODEC,
+                Ending::Unknown => agg::FAILED,
+            };
+            a.window.count_rt(slot, ms, now);
+            if ending != Ending::Succeeded {
+                a.window.count(agg::TOTAL_FAILED, now);
+            }
+        }
     }
 
     /// A consumer call found no usable provider (Java's `MetricsClusterFilter` on a
     /// forbidden call): `requests.failed.service.unavailable` goes up.
     pub fn unavailable(&self) {
         self.counters[UNAVAILABLE].fetch_add(1, Ordering::Relaxed);
+        if let Some(a) = &self.extras.aggregate {
+            a.window.count(agg::UNAVAILABLE, Instant::now());
+        }
     }
 
     /// The values now.

@@ -373,10 +373,13 @@ impl RubboBuilder {
         protocols.add_wrapper(move |p| Arc::new(FilteredProtocol::new(p, fs.clone())));
         let protocols = Arc::new(protocols);
         let cluster = ClusterContext::default();
-        let config_center = config_center.for_application(&self.application);
+        let config_center = config_center
+            .for_application(&self.application)
+            .with_metrics(metrics.clone());
         let registry_protocol =
             RegistryProtocol::new(protocols.clone(), factories, cluster.clone())
-                .with_config_center(config_center.clone());
+                .with_config_center(config_center.clone())
+                .with_metrics(metrics.clone());
         let app_discovery =
             app_discovery::AppDiscovery::new(self.app_discovery, &sessions, config_center)?;
         let rubbo = Rubbo {

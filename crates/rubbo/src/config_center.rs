@@ -2,13 +2,18 @@
 //! needs it (Java connects at start; here start is the first refer), and shared by
 //! every reference.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rubbo_common::keys::{self, Check};
-use rubbo_common::{ErrorKind, ExtensionTable, RpcError, Url};
+use rubbo_common::{BoxFuture, ErrorKind, ExtensionTable, RpcError, Url};
+use rubbo_metrics::Metrics;
 use rubbo_registry::{
-    CachedDynamicConfiguration, DynamicConfigurationFactory, SharedDynamicConfiguration,
+    CachedDynamicConfiguration, ConfigChangeEvent, ConfigChangeType, ConfigItem,
+    DynamicConfiguration, DynamicConfigurationFactory, RegistryResult, SharedConfigListener,
+    SharedDynamicConfiguration,
 };
 use tokio::sync::OnceCell;
 use tracing::info;
@@ -30,8 +35,12 @@ pub(crate) enum Source {
 pub(crate) struct ConfigCenter {
     source: Source,
     cell: Arc<OnceCell<SharedDynamicConfiguration>>,
+    /// A given instance, wrapped to count its changes.
+    instance: Arc<OnceCell<SharedDynamicConfiguration>>,
     /// The application, which names the default cache file.
     application: Arc<str>,
+    /// Where delivered changes are counted, when metrics are on.
+    metrics: Option<Metrics>,
 }
 
 impl fmt::Debug for ConfigCenter {
@@ -53,8 +62,17 @@ impl ConfigCenter {
         ConfigCenter {
             source,
             cell: Arc::new(OnceCell::new()),
+            instance: Arc::new(OnceCell::new()),
             application: Arc::from(""),
+            metrics: None,
         }
+    }
+
+    /// Counts the changes the config center delivers in `metrics`
+    /// (`dubbo_configcenter_total`).
+    pub(crate) fn with_metrics(mut self, metrics: Option<Metrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// The same config center, for `application` (which names its cache file).
@@ -72,7 +90,14 @@ impl ConfigCenter {
     pub(crate) async fn get(&self) -> Result<Option<SharedDynamicConfiguration>, RpcError> {
         let (url, factories) = match &self.source {
             Source::None => return Ok(None),
-            Source::Instance(i) => return Ok(Some(i.clone())),
+            Source::Instance(i) => {
+                // Not in `cell`: a given instance is its owner's to close.
+                let cc = self
+                    .instance
+                    .get_or_init(|| async { Counted::wrap(i.clone(), self.metrics.clone()) })
+                    .await;
+                return Ok(Some(cc.clone()));
+            }
             Source::Url(url, factories) => (url, factories),
         };
         let cc = self
@@ -98,7 +123,8 @@ impl ConfigCenter {
                         .with_source(e)
                     })?;
                 info!(config_center = %url.address(), "config center connected");
-                Ok::<_, RpcError>(CachedDynamicConfiguration::wrap(cc, &self.application))
+                let cc = CachedDynamicConfiguration::wrap(cc, &self.application);
+                Ok::<_, RpcError>(Counted::wrap(cc, self.metrics.clone()))
             })
             .await?;
         Ok(Some(cc.clone()))
@@ -109,5 +135,150 @@ impl ConfigCenter {
         if let Some(cc) = self.cell.get() {
             cc.close().await;
         }
+    }
+}
+
+/// A config center whose delivered changes are counted, once per change of a key
+/// listened to whatever the number of listeners (Java counts in its one data listener
+/// per key): a counting listener joins the first listener of a key and leaves with
+/// the last.
+struct Counted {
+    inner: SharedDynamicConfiguration,
+    metrics: Metrics,
+    /// Per (key, group): the listeners added and the counting listener.
+    counters: Mutex<HashMap<(String, String), (usize, SharedConfigListener)>>,
+}
+
+impl fmt::Debug for Counted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Counted")
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
+
+impl Counted {
+    fn wrap(
+        inner: SharedDynamicConfiguration,
+        metrics: Option<Metrics>,
+    ) -> SharedDynamicConfiguration {
+        match metrics {
+            Some(metrics) => Arc::new(Counted {
+                inner,
+                metrics,
+                counters: Mutex::default(),
+            }),
+            None => inner,
+        }
+    }
+
+    /// The counting listener of a key, for the config center named `center`.
+    fn counter(&self, center: String) -> SharedConfigListener {
+        let metrics = self.metrics.clone();
+        Arc::new(move |e: ConfigChangeEvent| {
+            let change = match e.change_type {
+                ConfigChangeType::Added => "added",
+                ConfigChangeType::Modified => "modified",
+                ConfigChangeType::Deleted => "deleted",
+                _ => "modified",
+            };
+            metrics.config_changed(&e.key, &e.group, &center, change);
+        })
+    }
+}
+
+impl DynamicConfiguration for Counted {
+    fn url(&self) -> &Url {
+        self.inner.url()
+    }
+
+    fn default_group(&self) -> &str {
+        self.inner.default_group()
+    }
+
+    fn is_available(&self) -> bool {
+        self.inner.is_available()
+    }
+
+    fn get_config_item<'a>(
+        &'a self,
+        key: &'a str,
+        group: &'a str,
+    ) -> BoxFuture<'a, RegistryResult<Option<ConfigItem>>> {
+        self.inner.get_config_item(key, group)
+    }
+
+    fn publish_config<'a>(
+        &'a self,
+        key: &'a str,
+        group: &'a str,
+        content: &'a str,
+    ) -> BoxFuture<'a, RegistryResult<()>> {
+        self.inner.publish_config(key, group, content)
+    }
+
+    fn publish_config_cas<'a>(
+        &'a self,
+        key: &'a str,
+        group: &'a str,
+        content: &'a str,
+        expected: Option<i64>,
+    ) -> BoxFuture<'a, RegistryResult<bool>> {
+        self.inner.publish_config_cas(key, group, content, expected)
+    }
+
+    fn remove_config<'a>(
+        &'a self,
+        key: &'a str,
+        group: &'a str,
+    ) -> BoxFuture<'a, RegistryResult<bool>> {
+        self.inner.remove_config(key, group)
+    }
+
+    fn add_listener<'a>(
+        &'a self,
+        key: &'a str,
+        group: &'a str,
+        listener: SharedConfigListener,
+    ) -> BoxFuture<'a, RegistryResult<Option<String>>> {
+        Box::pin(async move {
+            let content = self.inner.add_listener(key, group, listener).await?;
+            let first = {
+                let mut counters = self.counters.lock();
+                let center = self.inner.url().protocol().unwrap_or("unknown").to_owned();
+                let entry = counters
+                    .entry((key.to_owned(), group.to_owned()))
+                    .or_insert_with(|| (0, self.counter(center)));
+                entry.0 += 1;
+                (entry.0 == 1).then(|| entry.1.clone())
+            };
+            if let Some(counter) = first {
+                self.inner.add_listener(key, group, counter).await?;
+            }
+            Ok(content)
+        })
+    }
+
+    fn remove_listener(&self, key: &str, group: &str, listener: &SharedConfigListener) {
+        self.inner.remove_listener(key, group, listener);
+        let last = {
+            let mut counters = self.counters.lock();
+            let k = (key.to_owned(), group.to_owned());
+            match counters.get_mut(&k) {
+                Some(entry) if entry.0 <= 1 => counters.remove(&k).map(|e| e.1),
+                Some(entry) => {
+                    entry.0 -= 1;
+                    None
+                }
+                None => None,
+            }
+        };
+        if let Some(counter) = last {
+            self.inner.remove_listener(key, group, &counter);
+        }
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        self.inner.close()
     }
 }

@@ -38,6 +38,10 @@ const CONFIG_KEYS: &[&str] = &[
     keys::METRICS_ENABLE_RPC_KEY,
     keys::METRICS_RPC_LEVEL_KEY,
     keys::PROMETHEUS_EXPORTER_ENABLED_KEY,
+    keys::METRICS_HISTOGRAM_ENABLED_KEY,
+    keys::METRICS_AGGREGATION_ENABLED_KEY,
+    keys::METRICS_AGGREGATION_BUCKET_NUM_KEY,
+    keys::METRICS_AGGREGATION_TIME_WINDOW_KEY,
     keys::TRACING_ENABLED_KEY,
 ];
 
@@ -169,7 +173,17 @@ impl ObserveSettings {
         let metrics = Metrics::new(application)
             .with_ip(host)
             .with_application_version(env!("CARGO_PKG_VERSION"))
-            .with_service_level(service_level);
+            .with_service_level(service_level)
+            .with_histogram(url.param::<keys::MetricsHistogramEnabled>())
+            .with_aggregation(url.param::<keys::MetricsAggregationEnabled>().then(|| {
+                rubbo_metrics::Aggregation {
+                    bucket_num: url.param::<keys::MetricsAggregationBucketNum>().max(1),
+                    time_window: std::time::Duration::from_secs(
+                        url.param::<keys::MetricsAggregationTimeWindow>().max(1),
+                    ),
+                    ..Default::default()
+                }
+            }));
         if url.param::<keys::MetricsEnableRpc>() {
             rubbo_metrics::register_metrics_filters(filters, &metrics);
         }
@@ -199,6 +213,8 @@ impl RubboBuilder {
     /// A metrics or tracing setting by Java's key under `dubbo.`:
     /// `metrics.protocol`, `metrics.enable-rpc`, `metrics.rpc-level` (`SERVICE`
     /// for one series per service), `metrics.prometheus.exporter.enabled`,
+    /// `metrics.histogram.enabled`, `metrics.aggregation.enabled`,
+    /// `metrics.aggregation.bucket-num`, `metrics.aggregation.time-window-seconds`,
     /// `tracing.enabled`.
     pub fn metrics_param(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.observe.set(&key.into(), value.into());

@@ -13,13 +13,20 @@ use rubbo_common::{
 };
 use rubbo_protocol_dubbo::DubboProtocol;
 
-/// `RUBBO_BENCH_OBSERVE` (`metrics`, `tracing`, or both, comma separated): the
-/// observability filters the bootstrap adds when they are on.
+/// `RUBBO_BENCH_OBSERVE` (`metrics`, `metrics-full`, `tracing`, comma separated): the
+/// observability filters the bootstrap adds when they are on; `metrics-full` is
+/// metrics with Java's histogram and sliding-window aggregates on too
+/// (`dubbo.metrics.histogram.enabled`, `dubbo.metrics.aggregation.enabled`).
 fn observed() -> ExtensionTable<dyn Filter> {
     let mut t = ExtensionTable::new("filter", "");
     let observe = std::env::var("RUBBO_BENCH_OBSERVE").unwrap_or_default();
     let wants = |what: &str| observe.split(',').any(|s| s.trim() == what);
-    if wants("metrics") {
+    if wants("metrics-full") {
+        let metrics = rubbo_metrics::Metrics::new("bench")
+            .with_histogram(true)
+            .with_aggregation(Some(rubbo_metrics::Aggregation::default()));
+        rubbo_metrics::register_metrics_filters(&mut t, &metrics);
+    } else if wants("metrics") {
         rubbo_metrics::register_metrics_filters(&mut t, &rubbo_metrics::Metrics::new("bench"));
     }
     if wants("tracing") {

@@ -57,6 +57,8 @@ struct Backend {
     /// Made here from a registry URL (destroyed at shutdown), not given by the
     /// application, which may share it with other `Rubbo`s.
     owned: bool,
+    /// The registry's cluster name, the `registry_cluster` label of its metrics.
+    cluster: String,
     #[cfg(feature = "zookeeper")]
     report: Option<Arc<rubbo_registry_zookeeper::ZookeeperServiceDiscovery>>,
 }
@@ -96,6 +98,7 @@ impl RubboBuilder {
             discovery: discovery.clone(),
             mapping: discovery,
             owned: false,
+            cluster: "default".to_owned(),
             #[cfg(feature = "zookeeper")]
             report: None,
         });
@@ -367,8 +370,19 @@ impl AppDiscovery {
                         }
                     }
                 }
+                let started = std::time::Instant::now();
                 let done = if st.instance.is_none() {
-                    b.discovery.register(instance.clone()).await
+                    let done = b.discovery.register(instance.clone()).await;
+                    if let Some(m) = rubbo.metrics() {
+                        m.registry_op(
+                            rubbo_metrics::RegistryOp::Register,
+                            &b.cluster,
+                            "",
+                            done.is_ok(),
+                            started.elapsed(),
+                        );
+                    }
+                    done
                 } else {
                     b.discovery.update(instance.clone()).await
                 };
@@ -627,6 +641,7 @@ async fn connect_backends(rubbo: &Rubbo, sessions: &Sessions) -> Result<Vec<Back
             discovery: d.clone(),
             mapping: d.clone(),
             owned: true,
+            cluster: crate::registry_protocol::registry_cluster(&r),
             report: Some(d),
         });
     }
@@ -651,6 +666,7 @@ async fn kubernetes_backends(rubbo: &Rubbo) -> Result<Vec<Backend>, RpcError> {
             discovery: d.clone(),
             mapping: d,
             owned: true,
+            cluster: crate::registry_protocol::registry_cluster(&r),
             #[cfg(feature = "zookeeper")]
             report: None,
         });

@@ -28,6 +28,7 @@ use rubbo_common::{
     BoxFuture, BoxInvoker, ErrorKind, Exporter, ExtensionTable, Invocation, InvokeFuture, Invoker,
     Protocol, RpcError, Url,
 };
+use rubbo_metrics::{Metrics, RegistryOp};
 use rubbo_registry::{
     RegistryFactory, SharedRegistry, get_registry, resolve_registry_url, should_register,
 };
@@ -97,6 +98,20 @@ pub struct RegistryProtocol {
     config_center: ConfigCenter,
     /// The registrations and references, for the QoS port.
     book: Book,
+    /// Where registrations, subscriptions and notifications are counted, when
+    /// metrics are on.
+    metrics: Option<Metrics>,
+}
+
+/// A registry's cluster name, as Java's registry metrics label it: its
+/// `REGISTRY_CLUSTER` parameter, else `default` (Java sets the parameter to the
+/// registry config's id, `default` unless named).
+pub(crate) fn registry_cluster(registry: &Url) -> String {
+    registry
+        .get_param(keys::REGISTRY_CLUSTER_KEY)
+        .filter(|n| !n.is_empty())
+        .unwrap_or("default")
+        .to_owned()
 }
 
 impl RegistryProtocol {
@@ -115,7 +130,15 @@ impl RegistryProtocol {
             closing: CancellationToken::new(),
             config_center: ConfigCenter::default(),
             book: Book::default(),
+            metrics: None,
         }
+    }
+
+    /// Counts registrations, subscriptions and notifications in `metrics` (Java's
+    /// registry metrics).
+    pub(crate) fn with_metrics(mut self, metrics: Option<Metrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// Takes live governance rules from `config_center` too (see
@@ -156,7 +179,18 @@ impl RegistryProtocol {
             .map_or_else(|| provider.clone(), |r| r.configure(&provider));
         let register = should_register(&provider);
         if register {
-            if let Err(e) = registry.register(configured.clone()).await {
+            let started = std::time::Instant::now();
+            let registered = registry.register(configured.clone()).await;
+            if let Some(m) = &self.metrics {
+                m.registry_op(
+                    RegistryOp::RegisterService,
+                    &registry_cluster(registry.url()),
+                    &provider.service_key(),
+                    registered.is_ok(),
+                    started.elapsed(),
+                );
+            }
+            if let Err(e) = registered {
                 if let Some(r) = &rules {
                     r.close();
                 }
@@ -273,6 +307,7 @@ impl RegistryProtocol {
             application,
             host,
             governance,
+            metrics: self.metrics.clone(),
         };
         let (mut subscription, first) = Subscription::start(
             registry.clone(),

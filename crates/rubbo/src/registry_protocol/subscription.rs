@@ -25,8 +25,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, info, warn};
 
+use rubbo_metrics::{Metrics, RegistryOp};
+
 use super::governance::{Governance, RuleSets};
-use super::registry_err;
+use super::{registry_cluster, registry_err};
 
 /// What a subscription keeps up to date.
 #[derive(Debug, Clone)]
@@ -41,6 +43,8 @@ pub(super) struct Feeds {
     pub(super) application: Option<String>,
     /// The consumer's own address, which consumer-side override rules may name.
     pub(super) host: String,
+    /// Where the subscription and its notifications are counted, when metrics are on.
+    pub(super) metrics: Option<Metrics>,
 }
 
 /// A running subscription and the handle on its task. Dropping it cancels the task
@@ -89,6 +93,7 @@ impl Subscription {
             None
         };
         let sub_url = subscribe_url(consumer);
+        let metrics = feeds.metrics.clone();
         let task = tasks.spawn(
             Task {
                 rx,
@@ -104,7 +109,18 @@ impl Subscription {
             .run(),
         );
         let mut subscription = Subscription { token, task };
-        if let Err(e) = registry.subscribe(sub_url, listener).await {
+        let started = std::time::Instant::now();
+        let subscribed = registry.subscribe(sub_url, listener).await;
+        if let Some(m) = &metrics {
+            m.registry_op(
+                RegistryOp::Subscribe,
+                &registry_cluster(registry.url()),
+                &consumer.service_key(),
+                subscribed.is_ok(),
+                started.elapsed(),
+            );
+        }
+        if let Err(e) = subscribed {
             subscription.shutdown().await;
             return Err(registry_err(e));
         }
@@ -204,8 +220,17 @@ impl Task {
                     None => break,
                 },
             };
+            let started = std::time::Instant::now();
+            let mut notified = None;
             match update {
-                Update::Providers(urls) => providers = Some(urls),
+                Update::Providers(urls) => {
+                    notified = Some(
+                        urls.iter()
+                            .filter(|u| u.protocol() != Some(keys::protocols::EMPTY))
+                            .count(),
+                    );
+                    providers = Some(urls);
+                }
                 Update::Configurators(urls) => {
                     let rules = self.feeds.rules.registry.replace_urls(&urls);
                     info!(service = %self.service, rules, "override rules replaced");
@@ -238,6 +263,27 @@ impl Task {
                 })
                 .collect();
             self.feeds.directory.notify(listed).await;
+            if let Some(m) = &self.feeds.metrics {
+                if let Some(n) = notified {
+                    m.registry_notify(&self.service, n, started.elapsed());
+                }
+                let all = self.feeds.directory.all_invokers();
+                let valid = all.iter().filter(|i| i.is_available()).count();
+                let mode = if self.registry.url().protocol()
+                    == Some(keys::protocols::SERVICE_DISCOVERY_REGISTRY)
+                {
+                    "instance"
+                } else {
+                    "interface"
+                };
+                m.registry_directory(
+                    &self.service,
+                    mode,
+                    &registry_cluster(self.registry.url()),
+                    all.len(),
+                    valid,
+                );
+            }
             if let Some(f) = self.first.take() {
                 let _ = f.send(());
             }

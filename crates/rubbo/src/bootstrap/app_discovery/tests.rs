@@ -111,6 +111,7 @@ fn fixture() -> Fixture {
         discovery: d.clone(),
         mapping: d,
         owned: false,
+        cluster: "default".to_owned(),
         #[cfg(feature = "zookeeper")]
         report: None,
     };
