@@ -119,6 +119,7 @@ async fn one_instance_joining_among_100000() {
             discovery: d.clone(),
             mapping: d,
             owned: false,
+            cluster: "default".to_owned(),
             #[cfg(feature = "zookeeper")]
             report: None,
         }],

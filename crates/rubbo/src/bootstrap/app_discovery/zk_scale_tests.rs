@@ -309,6 +309,7 @@ async fn consumer_child() {
                     discovery: d.clone(),
                     mapping: d.clone(),
                     owned: false,
+                    cluster: "default".to_owned(),
                     report: Some(d.clone()),
                 }],
                 Arc::new(fetcher),
