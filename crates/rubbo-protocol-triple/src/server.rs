@@ -610,12 +610,13 @@ impl Handler {
         if let Some(codec) = &json {
             result = codec.result_to_json(result);
         }
+        let max = self.payload;
         let response = match (serialize_type, streaming) {
-            (Some(t), _) => tri(respond(result, &t, method, coding)),
+            (Some(t), _) => tri(respond(result, &t, method, coding, max)),
             (None, Some(kind)) if kind.streams_replies() => {
-                respond_stream(result, method, deadline, coding)
+                respond_stream(result, method, deadline, coding, max)
             }
-            (None, _) => tri(respond_idl(result, method, coding)),
+            (None, _) => tri(respond_idl(result, method, coding, max)),
         };
         Ok(if json.is_some() {
             grpc_json(response)
@@ -721,12 +722,14 @@ pub(crate) fn tri(r: Response<UnaryBody>) -> Response<TriBody> {
 /// The response of a call whose replies are a stream: the headers at once (with the
 /// result's header attachments), then each message as the stream yields it and the
 /// connection can take it, then trailers with the result's attachments and the
-/// status (an error mid-stream is the status; past `deadline`, `DEADLINE_EXCEEDED`).
+/// status (an error mid-stream is the status; past `deadline`, `DEADLINE_EXCEEDED`;
+/// a message over `max` bytes, `RESOURCE_EXHAUSTED`).
 fn respond_stream(
     result: Result<RpcResult, RpcError>,
     method: &str,
     deadline: Option<Instant>,
     coding: CallCoding,
+    max: i64,
 ) -> Response<TriBody> {
     let mut result = match result {
         Ok(r) => r,
@@ -766,6 +769,7 @@ fn respond_stream(
         attachments,
         deadline,
         encoding,
+        max,
     )));
     let h = r.headers_mut();
     headers::put_attachments(h, &header_attachments);
@@ -793,11 +797,13 @@ pub(crate) fn is_idl(url: &Url, method: &str) -> bool {
 /// The response of an IDL-mode call: the reply message in the body, the result's
 /// header attachments in the response headers, its attachments and `grpc-status`
 /// 0 in the trailers, or an error status (a business exception too, as Java's IDL
-/// mode sends it: `UNKNOWN` with the message, no exception object).
+/// mode sends it: `UNKNOWN` with the message, no exception object). A reply over
+/// `max` bytes (`payload`) is not sent: `RESOURCE_EXHAUSTED`.
 pub(crate) fn respond_idl(
     result: Result<RpcResult, RpcError>,
     method: &str,
     coding: CallCoding,
+    max: i64,
 ) -> Response<UnaryBody> {
     let mut result = match result {
         Ok(r) => r,
@@ -828,6 +834,10 @@ pub(crate) fn respond_idl(
             return refuse(StatusCode::OK, Code::Unknown, e.message());
         }
     };
+    if let Err(e) = status::check_outgoing(message.len(), max, "reply") {
+        warn!(method, error = %e, "reply too large");
+        return failed(&e, method);
+    }
     let encoding = coding.reply(&header_attachments);
     let data = match frame::encode_with(&message, encoding) {
         Ok(d) => d,
@@ -883,12 +893,13 @@ fn put_encoding(h: &mut HeaderMap, encoding: Option<Encoding>) {
 /// The response of a call that reached the service: the outcome in the body (also a
 /// business exception, flagged by `tri-exception-code`), the header attachments in
 /// the headers, the attachments and `grpc-status` 0 in the trailers; or an error
-/// status.
+/// status (`RESOURCE_EXHAUSTED` for a reply over `max` bytes, `payload`).
 fn respond(
     result: Result<RpcResult, RpcError>,
     serialize_type: &str,
     method: &str,
     coding: CallCoding,
+    max: i64,
 ) -> Response<UnaryBody> {
     let mut result = match result {
         Ok(r) => r,
@@ -897,10 +908,22 @@ fn respond(
     let header_attachments = result.take_header_attachments();
     let (outcome, attachments) = result.into_parts();
     let encoding = coding.reply(&header_attachments);
-    let wrapped = TripleResponseWrapper::for_outcome(&outcome, serialize_type)
-        .map_err(|e| e.to_string())
-        .and_then(|w| frame::encode_with(&w.encode_to_vec(), encoding).map_err(|e| e.to_string()));
-    let data = match wrapped {
+    let wrapped = match TripleResponseWrapper::for_outcome(&outcome, serialize_type) {
+        Ok(w) => w.encode_to_vec(),
+        Err(e) => {
+            warn!(method, error = %e, "cannot encode the response");
+            return refuse(
+                StatusCode::OK,
+                Code::Internal,
+                &format!("cannot encode the response: {e}"),
+            );
+        }
+    };
+    if let Err(e) = status::check_outgoing(wrapped.len(), max, "reply") {
+        warn!(method, error = %e, "reply too large");
+        return failed(&e, method);
+    }
+    let data = match frame::encode_with(&wrapped, encoding).map_err(|e| e.to_string()) {
         Ok(d) => d,
         Err(e) => {
             warn!(method, error = %e, "cannot encode the response");
