@@ -228,6 +228,8 @@ async fn serve_conn<IO>(
     // Responses finished while other calls are still running are written together.
     let busy = Arc::new(Busy::default());
     let io = Coalesce::new(stream, busy.clone(), 0);
+    // Shared by the calls of the connection: one reference count per call.
+    let handler = Arc::new(handler);
     let service = calls(
         handler.clone(),
         peer.clone(),
@@ -257,7 +259,7 @@ async fn serve_conn<IO>(
 /// The service of one connection: every request to the handler; on HTTP/1.1, with
 /// `upgrades`, an h2c upgrade request to [`upgrade::accept`].
 fn calls(
-    handler: Handler,
+    handler: Arc<Handler>,
     peer: Arc<Peer>,
     upgrades: Option<(upgrade::Slot, H2Settings)>,
     busy: Arc<Busy>,
@@ -279,8 +281,10 @@ fn calls(
         let working = busy.enter();
         async move {
             let response = match upgrade {
+                // Rare: boxed, so the future of every call stays small (hyper moves
+                // it into a task of its own).
                 Some((slot, settings)) => {
-                    upgrade::accept(req, &slot, handler.payload, settings).await
+                    Box::pin(upgrade::accept(req, &slot, handler.payload, settings)).await
                 }
                 None => handler.handle(req, peer).await,
             };
@@ -384,7 +388,10 @@ impl Handler {
     async fn handle(&self, req: Request<Incoming>, peer: Arc<Peer>) -> Response<TriBody> {
         let received = Instant::now();
         if crate::rest::wants_rest(&req) {
-            return self.rest(req, peer, received).await.map(TriBody::from);
+            // Rare: boxed, so the future of every gRPC call stays small.
+            return Box::pin(self.rest(req, peer, received))
+                .await
+                .map(TriBody::from);
         }
         // A cheap clone (shared bytes), not a copy of the path.
         let uri = req.uri().clone();
@@ -485,8 +492,8 @@ impl Handler {
             }
         };
         if crate::builtin::is_builtin(service_path) {
-            return self
-                .builtin(req, &peer, service_path, method, deadline, coding)
+            // Rare: boxed, so the future of every call stays small.
+            return Box::pin(self.builtin(req, &peer, service_path, method, deadline, coding))
                 .await;
         }
         let group = headers::get(req.headers(), headers::SERVICE_GROUP);
