@@ -27,9 +27,9 @@ pub(crate) fn is_builtin(service: &str) -> bool {
 
 /// A response streaming `messages`, then `grpc-status` (past `deadline`,
 /// `DEADLINE_EXCEEDED`).
-fn streamed(messages: MessageStream, deadline: Option<Instant>) -> Response<TriBody> {
+fn streamed(messages: MessageStream, deadline: Option<Instant>, max: i64) -> Response<TriBody> {
     // Replies of the built-in services go uncompressed (identity).
-    let body = StreamBody::response(messages, Attachments::default(), deadline, None);
+    let body = StreamBody::response(messages, Attachments::default(), deadline, None, max);
     let mut r = Response::new(TriBody::Stream(body));
     r.headers_mut()
         .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(GRPC));
@@ -52,12 +52,16 @@ impl Handler {
             (health::SERVICE, "Check") => {
                 let (body, _) = self.read_message(req, peer, method, coding.request).await?;
                 let result = health::check(&self.exporters, &body)?;
-                Ok(tri(respond_idl(Ok(result), method, coding)))
+                Ok(tri(respond_idl(Ok(result), method, coding, self.payload)))
             }
             (health::SERVICE, "Watch") => {
                 let (body, _) = self.read_message(req, peer, method, coding.request).await?;
                 let request = health::request(&body)?;
-                Ok(streamed(self.health.watch(request.service), deadline))
+                Ok(streamed(
+                    self.health.watch(request.service),
+                    deadline,
+                    self.payload,
+                ))
             }
             (reflection::V1 | reflection::V1ALPHA, reflection::METHOD) => {
                 let requests = MessageStream::new(MessageDecoder::request(
@@ -67,7 +71,7 @@ impl Handler {
                 ));
                 let replies =
                     reflection::serve(requests, self.exporters.clone(), self.schemas.clone());
-                Ok(streamed(replies, deadline))
+                Ok(streamed(replies, deadline, self.payload))
             }
             _ => Err((
                 Code::Unimplemented,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use parking_lot::Mutex;
-use rubbo_common::RpcError;
+use rubbo_common::{ErrorKind, RpcError};
 use rubbo_remoting::TlsConnector;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
@@ -40,6 +40,8 @@ pub(crate) struct Channel {
     /// Calls in flight: while others are, a request waits one turn of the scheduler
     /// before it is written, so that one write carries the requests made meanwhile.
     busy: Arc<Busy>,
+    /// The bound on calls in flight (`max.pending`; 0: none).
+    max_pending: usize,
 }
 
 impl Channel {
@@ -48,6 +50,7 @@ impl Channel {
         settings: H2Settings,
         connect_timeout: Duration,
         tls: Option<TlsConnector>,
+        max_pending: usize,
     ) -> Self {
         Channel {
             addr,
@@ -58,12 +61,25 @@ impl Channel {
             failed_at: Mutex::new(None),
             connecting: tokio::sync::Mutex::new(()),
             busy: Arc::default(),
+            max_pending,
         }
     }
 
-    /// Counts one call in flight until the guard drops.
-    pub(crate) fn call_started(&self) -> BusyGuard {
-        self.busy.enter()
+    /// Counts one call in flight until the guard drops; over `max.pending` calls in
+    /// flight the call is refused at once, before anything is sent: a retryable
+    /// [`ErrorKind::LimitExceeded`], so failover tries another provider. (h2 queues the
+    /// streams over the peer's MAX_CONCURRENT_STREAMS without a bound; this bounds them.)
+    pub(crate) fn call_started(&self) -> Result<BusyGuard, RpcError> {
+        self.busy.try_enter(self.max_pending).map_err(|pending| {
+            debug!(peer = %self.addr, pending, max = self.max_pending, "pending-call bound reached, request refused");
+            RpcError::new(
+                ErrorKind::LimitExceeded,
+                format!(
+                    "too many pending requests to {}: {pending} waiting, max.pending is {}; request not sent",
+                    self.addr, self.max_pending
+                ),
+            )
+        })
     }
 
     /// The address.

@@ -28,6 +28,17 @@ impl Busy {
         BusyGuard(self.clone())
     }
 
+    /// Counts one call as [`enter`](Self::enter) does, unless `max` calls (0: no
+    /// bound) are counted already: then nothing is counted and the count is the error.
+    pub(crate) fn try_enter(self: &Arc<Self>, max: usize) -> Result<BusyGuard, usize> {
+        let before = self.0.fetch_add(1, Ordering::Relaxed);
+        if max > 0 && before >= max {
+            self.0.fetch_sub(1, Ordering::Relaxed);
+            return Err(before);
+        }
+        Ok(BusyGuard(self.clone()))
+    }
+
     fn count(&self) -> usize {
         self.0.load(Ordering::Relaxed)
     }
@@ -152,6 +163,13 @@ mod tests {
             Poll::Ready(Ok(1))
         ));
         drop(guard);
+        assert_eq!(busy.count(), 0);
+        // A bound refuses the call over it and counts nothing for it.
+        let one = busy.try_enter(1).unwrap();
+        assert_eq!(busy.try_enter(1).unwrap_err(), 1);
+        assert_eq!(busy.count(), 1);
+        drop(one);
+        assert!(busy.try_enter(0).is_ok(), "0: no bound");
         assert_eq!(busy.count(), 0);
         io.write_all(b"z").await.unwrap();
         let mut got = [0u8; 3];

@@ -23,6 +23,7 @@ use tracing::{Instrument, debug};
 
 use crate::body::{TriBody, UnaryBody};
 use crate::channel::Channel;
+use crate::coalesce::BusyGuard;
 use crate::compress::{self, Encoding, Named};
 use crate::frame;
 use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_PROTO, GRPC_STATUS};
@@ -144,13 +145,7 @@ impl TripleInvoker {
                     .encode_to_vec()
                     .into(),
             };
-            if inner.payload > 0 && message.len() as i64 > inner.payload {
-                return Err(RpcError::serialization(format!(
-                    "Data length too large: {}, max payload: {}",
-                    message.len(),
-                    inner.payload
-                )));
-            }
+            status::check_outgoing(message.len(), inner.payload, "request")?;
             let body = frame::encode_with(&message, inner.compressor)
                 .map_err(|e| RpcError::serialization(format!("cannot encode request: {e}")))?;
             (
@@ -199,6 +194,7 @@ impl TripleInvoker {
         slot: StreamSlot,
         timeout: Duration,
         method: std::sync::Arc<str>,
+        in_flight: BusyGuard,
     ) -> InvokeFuture {
         let inner = self.inner.clone();
         let deadline = Instant::now() + timeout;
@@ -208,23 +204,34 @@ impl TripleInvoker {
                 sender.ready().await.map_err(network)?;
                 let messages = slot.take()?;
                 let (cancel, cancelled) = tokio::sync::oneshot::channel();
-                *req.body_mut() =
-                    TriBody::Stream(StreamBody::request(messages, cancelled, inner.compressor));
+                *req.body_mut() = TriBody::Stream(StreamBody::request(
+                    messages,
+                    cancelled,
+                    inner.compressor,
+                    inner.payload,
+                ));
                 let response = sender.send_request(req);
                 if slot.kind() == StreamKind::Bidi {
                     // The replies at once, the response headers read on their first
                     // poll: a bidirectional call's requests may have to flow before
                     // the peer answers anything (grpc-go sends no headers until its
                     // first reply).
-                    return Ok(lazy_replies(response, inner.payload, cancel, deadline));
+                    return Ok(lazy_replies(
+                        response,
+                        inner.payload,
+                        cancel,
+                        deadline,
+                        in_flight,
+                    ));
                 }
                 let resp = response.await.map_err(network)?;
                 if slot.kind().streams_replies() {
                     let trailers: Metadata = Default::default();
                     let (messages, headers) =
                         open_replies(resp, inner.payload, cancel, trailers.clone())?;
-                    let messages = MessageStream::new(Deadlined::new(messages, deadline))
-                        .with_trailers(trailers);
+                    let messages =
+                        MessageStream::new(Deadlined::new(messages, deadline, Some(in_flight)))
+                            .with_trailers(trailers);
                     let mut result =
                         RpcResult::value(Payload::Stream(StreamSlot::new(slot.kind(), messages)));
                     if !headers.is_empty() {
@@ -234,6 +241,7 @@ impl TripleInvoker {
                 } else {
                     let r = read_response(resp, inner.payload, true).await;
                     drop(cancel);
+                    drop(in_flight);
                     r
                 }
             };
@@ -280,12 +288,17 @@ impl Invoker for TripleInvoker {
             Ok(p) => p,
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
+        // Over `max.pending` calls in flight on the connection: refused at once.
+        let in_flight = match self.inner.channel.call_started() {
+            Ok(g) => g,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
         let method = inv.method_arc();
         if let Arguments::Stream(slot) = inv.arguments() {
             let slot = slot.clone();
             drop(inv);
             return Box::pin(
-                self.invoke_stream(req, slot, timeout, method)
+                self.invoke_stream(req, slot, timeout, method, in_flight)
                     .instrument(span),
             );
         }
@@ -293,7 +306,7 @@ impl Invoker for TripleInvoker {
         let inner = self.inner.clone();
         let deadline = Instant::now() + timeout;
         let call = async move {
-            let _in_flight = inner.channel.call_started();
+            let _in_flight = in_flight;
             let exchange = async {
                 let mut sender = inner.channel.sender().await?;
                 sender.ready().await.map_err(network)?;
@@ -354,6 +367,7 @@ fn lazy_replies(
     payload: i64,
     cancel: tokio::sync::oneshot::Sender<()>,
     deadline: Instant,
+    in_flight: BusyGuard,
 ) -> RpcResult {
     use futures::TryFutureExt;
     let headers: Metadata = Default::default();
@@ -368,7 +382,7 @@ fn lazy_replies(
         Ok::<_, RpcError>(messages)
     };
     let messages = MessageStream::new(opened.try_flatten_stream());
-    let messages = MessageStream::new(Deadlined::new(messages, deadline))
+    let messages = MessageStream::new(Deadlined::new(messages, deadline, Some(in_flight)))
         .with_headers(headers)
         .with_trailers(trailers);
     RpcResult::value(Payload::Stream(StreamSlot::new(StreamKind::Bidi, messages)))

@@ -52,6 +52,14 @@
 //!   picked by `dubbo.rpc.tri.compressor` as in Java; decompression is bounded by
 //!   `payload`.
 //!
+//! - Limits on what a peer sends, as on the dubbo protocol: a message larger than the
+//!   sender's `payload` (default 8 MiB) is not sent; a unary call or a stream (after
+//!   the messages before it) fails with `RESOURCE_EXHAUSTED`. A consumer connection
+//!   takes at most `max.pending` calls in flight (default 65 536; streams count while
+//!   their replies can come); a call over it is refused at once, before anything is
+//!   sent, as a retryable `LimitExceeded`, so h2's own queue of streams waiting for the
+//!   peer's `MAX_CONCURRENT_STREAMS` stays bounded.
+//!
 //! - An HTTP/1.1 request asking to upgrade to h2c (RFC 7540 §3.2) is switched to
 //!   HTTP/2 and answered on stream 1 (see `upgrade.rs`).
 //!

@@ -74,14 +74,21 @@ impl TripleProtocol {
         let settings = H2Settings::from_url(url);
         let connect_timeout = url.param::<keys::ConnectTimeout>();
         let tls_key = tls_client_key(url);
-        let key = format!("{addr}|{settings:?}|{connect_timeout:?}|{tls_key}");
+        let max_pending = url.param::<keys::MaxPending>();
+        let key = format!("{addr}|{settings:?}|{connect_timeout:?}|{tls_key}|{max_pending}");
         let mut channels = self.inner.channels.lock();
         channels.retain(|_, c| c.strong_count() > 0);
         if let Some(c) = channels.get(&key).and_then(Weak::upgrade) {
             return Ok(c);
         }
         let tls = TlsConnector::from_url(url, ALPN).map_err(|e| tls_err(url, e))?;
-        let c = Arc::new(Channel::new(addr, settings, connect_timeout, tls));
+        let c = Arc::new(Channel::new(
+            addr,
+            settings,
+            connect_timeout,
+            tls,
+            max_pending,
+        ));
         channels.insert(key, Arc::downgrade(&c));
         Ok(c)
     }

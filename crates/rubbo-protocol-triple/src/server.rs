@@ -228,6 +228,8 @@ async fn serve_conn<IO>(
     // Responses finished while other calls are still running are written together.
     let busy = Arc::new(Busy::default());
     let io = Coalesce::new(stream, busy.clone(), 0);
+    // Shared by the calls of the connection: one reference count per call.
+    let handler = Arc::new(handler);
     let service = calls(
         handler.clone(),
         peer.clone(),
@@ -257,7 +259,7 @@ async fn serve_conn<IO>(
 /// The service of one connection: every request to the handler; on HTTP/1.1, with
 /// `upgrades`, an h2c upgrade request to [`upgrade::accept`].
 fn calls(
-    handler: Handler,
+    handler: Arc<Handler>,
     peer: Arc<Peer>,
     upgrades: Option<(upgrade::Slot, H2Settings)>,
     busy: Arc<Busy>,
@@ -279,8 +281,10 @@ fn calls(
         let working = busy.enter();
         async move {
             let response = match upgrade {
+                // Rare: boxed, so the future of every call stays small (hyper moves
+                // it into a task of its own).
                 Some((slot, settings)) => {
-                    upgrade::accept(req, &slot, handler.payload, settings).await
+                    Box::pin(upgrade::accept(req, &slot, handler.payload, settings)).await
                 }
                 None => handler.handle(req, peer).await,
             };
@@ -384,7 +388,10 @@ impl Handler {
     async fn handle(&self, req: Request<Incoming>, peer: Arc<Peer>) -> Response<TriBody> {
         let received = Instant::now();
         if crate::rest::wants_rest(&req) {
-            return self.rest(req, peer, received).await.map(TriBody::from);
+            // Rare: boxed, so the future of every gRPC call stays small.
+            return Box::pin(self.rest(req, peer, received))
+                .await
+                .map(TriBody::from);
         }
         // A cheap clone (shared bytes), not a copy of the path.
         let uri = req.uri().clone();
@@ -485,8 +492,8 @@ impl Handler {
             }
         };
         if crate::builtin::is_builtin(service_path) {
-            return self
-                .builtin(req, &peer, service_path, method, deadline, coding)
+            // Rare: boxed, so the future of every call stays small.
+            return Box::pin(self.builtin(req, &peer, service_path, method, deadline, coding))
                 .await;
         }
         let group = headers::get(req.headers(), headers::SERVICE_GROUP);
@@ -610,12 +617,13 @@ impl Handler {
         if let Some(codec) = &json {
             result = codec.result_to_json(result);
         }
+        let max = self.payload;
         let response = match (serialize_type, streaming) {
-            (Some(t), _) => tri(respond(result, &t, method, coding)),
+            (Some(t), _) => tri(respond(result, &t, method, coding, max)),
             (None, Some(kind)) if kind.streams_replies() => {
-                respond_stream(result, method, deadline, coding)
+                respond_stream(result, method, deadline, coding, max)
             }
-            (None, _) => tri(respond_idl(result, method, coding)),
+            (None, _) => tri(respond_idl(result, method, coding, max)),
         };
         Ok(if json.is_some() {
             grpc_json(response)
@@ -721,12 +729,14 @@ pub(crate) fn tri(r: Response<UnaryBody>) -> Response<TriBody> {
 /// The response of a call whose replies are a stream: the headers at once (with the
 /// result's header attachments), then each message as the stream yields it and the
 /// connection can take it, then trailers with the result's attachments and the
-/// status (an error mid-stream is the status; past `deadline`, `DEADLINE_EXCEEDED`).
+/// status (an error mid-stream is the status; past `deadline`, `DEADLINE_EXCEEDED`;
+/// a message over `max` bytes, `RESOURCE_EXHAUSTED`).
 fn respond_stream(
     result: Result<RpcResult, RpcError>,
     method: &str,
     deadline: Option<Instant>,
     coding: CallCoding,
+    max: i64,
 ) -> Response<TriBody> {
     let mut result = match result {
         Ok(r) => r,
@@ -766,6 +776,7 @@ fn respond_stream(
         attachments,
         deadline,
         encoding,
+        max,
     )));
     let h = r.headers_mut();
     headers::put_attachments(h, &header_attachments);
@@ -793,11 +804,13 @@ pub(crate) fn is_idl(url: &Url, method: &str) -> bool {
 /// The response of an IDL-mode call: the reply message in the body, the result's
 /// header attachments in the response headers, its attachments and `grpc-status`
 /// 0 in the trailers, or an error status (a business exception too, as Java's IDL
-/// mode sends it: `UNKNOWN` with the message, no exception object).
+/// mode sends it: `UNKNOWN` with the message, no exception object). A reply over
+/// `max` bytes (`payload`) is not sent: `RESOURCE_EXHAUSTED`.
 pub(crate) fn respond_idl(
     result: Result<RpcResult, RpcError>,
     method: &str,
     coding: CallCoding,
+    max: i64,
 ) -> Response<UnaryBody> {
     let mut result = match result {
         Ok(r) => r,
@@ -828,6 +841,10 @@ pub(crate) fn respond_idl(
             return refuse(StatusCode::OK, Code::Unknown, e.message());
         }
     };
+    if let Err(e) = status::check_outgoing(message.len(), max, "reply") {
+        warn!(method, error = %e, "reply too large");
+        return failed(&e, method);
+    }
     let encoding = coding.reply(&header_attachments);
     let data = match frame::encode_with(&message, encoding) {
         Ok(d) => d,
@@ -883,12 +900,13 @@ fn put_encoding(h: &mut HeaderMap, encoding: Option<Encoding>) {
 /// The response of a call that reached the service: the outcome in the body (also a
 /// business exception, flagged by `tri-exception-code`), the header attachments in
 /// the headers, the attachments and `grpc-status` 0 in the trailers; or an error
-/// status.
+/// status (`RESOURCE_EXHAUSTED` for a reply over `max` bytes, `payload`).
 fn respond(
     result: Result<RpcResult, RpcError>,
     serialize_type: &str,
     method: &str,
     coding: CallCoding,
+    max: i64,
 ) -> Response<UnaryBody> {
     let mut result = match result {
         Ok(r) => r,
@@ -897,10 +915,22 @@ fn respond(
     let header_attachments = result.take_header_attachments();
     let (outcome, attachments) = result.into_parts();
     let encoding = coding.reply(&header_attachments);
-    let wrapped = TripleResponseWrapper::for_outcome(&outcome, serialize_type)
-        .map_err(|e| e.to_string())
-        .and_then(|w| frame::encode_with(&w.encode_to_vec(), encoding).map_err(|e| e.to_string()));
-    let data = match wrapped {
+    let wrapped = match TripleResponseWrapper::for_outcome(&outcome, serialize_type) {
+        Ok(w) => w.encode_to_vec(),
+        Err(e) => {
+            warn!(method, error = %e, "cannot encode the response");
+            return refuse(
+                StatusCode::OK,
+                Code::Internal,
+                &format!("cannot encode the response: {e}"),
+            );
+        }
+    };
+    if let Err(e) = status::check_outgoing(wrapped.len(), max, "reply") {
+        warn!(method, error = %e, "reply too large");
+        return failed(&e, method);
+    }
+    let data = match frame::encode_with(&wrapped, encoding).map_err(|e| e.to_string()) {
         Ok(d) => d,
         Err(e) => {
             warn!(method, error = %e, "cannot encode the response");

@@ -263,6 +263,22 @@ pub fn error_for_status(code: Code, message: &str) -> RpcError {
         .with_source(Status::new(code, message))
 }
 
+/// Refuses a message of `len` bytes that a peer would refuse: over `max` (the
+/// `payload` key; 0 or less: no limit), it is not sent, and the call (or stream) fails
+/// with `RESOURCE_EXHAUSTED`, as gRPC does. The error is a serialization error (no
+/// retry makes the message smaller) carrying that status; its text keeps the dubbo
+/// protocol's `Data length too large`.
+pub(crate) fn check_outgoing(len: usize, max: i64, what: &str) -> Result<(), RpcError> {
+    if max <= 0 || len as u64 <= max as u64 {
+        return Ok(());
+    }
+    let message = format!(
+        "Data length too large: {len}, max payload: {max}; the {what} message was not sent"
+    );
+    Err(RpcError::new(ErrorKind::Serialization, message.clone())
+        .with_source(Status::new(Code::ResourceExhausted, message)))
+}
+
 /// The value of `tri-exception-code` for a business exception: the gRPC code, except
 /// `UNKNOWN`, sent as Dubbo's `BIZ_EXCEPTION` (3), as Java's
 /// `ExceptionCustomizerWrapper` does.

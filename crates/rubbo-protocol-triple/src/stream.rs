@@ -27,6 +27,7 @@ use rubbo_common::stream::MessageStream;
 use rubbo_common::{Attachments, RpcError};
 use tokio::sync::oneshot;
 
+use crate::coalesce::BusyGuard;
 use crate::compress::Encoding;
 use crate::error::TripleError;
 use crate::frame::{self, PREFIX_LEN};
@@ -259,6 +260,9 @@ pub(crate) struct StreamBody {
     done: bool,
     /// What each message is compressed with (`None`: nothing).
     encoding: Option<Encoding>,
+    /// The largest message sent (`payload`; 0 or less: no limit): a larger one ends
+    /// the stream with `RESOURCE_EXHAUSTED` instead of being sent.
+    max: i64,
 }
 
 impl StreamBody {
@@ -268,6 +272,7 @@ impl StreamBody {
         messages: MessageStream,
         cancelled: oneshot::Receiver<()>,
         encoding: Option<Encoding>,
+        max: i64,
     ) -> Self {
         StreamBody {
             messages,
@@ -277,6 +282,7 @@ impl StreamBody {
             },
             done: false,
             encoding,
+            max,
         }
     }
 
@@ -287,6 +293,7 @@ impl StreamBody {
         attachments: Attachments,
         deadline: Option<Instant>,
         encoding: Option<Encoding>,
+        max: i64,
     ) -> Self {
         StreamBody {
             messages,
@@ -297,7 +304,13 @@ impl StreamBody {
             },
             done: false,
             encoding,
+            max,
         }
+    }
+
+    /// Whether a message of `len` bytes is over the limit.
+    fn too_large(&self, len: usize) -> bool {
+        self.max > 0 && len as u64 > self.max as u64
     }
 
     fn trailers(&mut self, status: Option<Status>) -> Frame<Bytes> {
@@ -338,7 +351,9 @@ impl StreamBody {
         loop {
             match Pin::new(&mut self.messages).poll_next(cx) {
                 // The frame stays within the batch (before compression).
-                Poll::Ready(Some(Ok(m))) if out.len() + PREFIX_LEN + m.len() <= BATCH => {
+                Poll::Ready(Some(Ok(m)))
+                    if out.len() + PREFIX_LEN + m.len() <= BATCH && !self.too_large(m.len()) =>
+                {
                     if out.capacity() - out.len() < PREFIX_LEN + m.len() {
                         out.reserve(BATCH - out.len());
                     }
@@ -397,6 +412,21 @@ impl Body for StreamBody {
             Some(item) => item,
             None => ready!(Pin::new(&mut this.messages).poll_next(cx)),
         };
+        // A message over the limit is not sent: it ends the stream as an error would.
+        let item = match item {
+            Some(Ok(m)) if this.too_large(m.len()) => {
+                let what = match this.end {
+                    End::Request { .. } => "request",
+                    End::Response { .. } => "reply",
+                };
+                let e = status::check_outgoing(m.len(), this.max, what)
+                    .err()
+                    .unwrap_or_else(|| RpcError::serialization("message too large"));
+                tracing::warn!(error = %e, "stream message too large");
+                Some(Err(e))
+            }
+            item => item,
+        };
         match item {
             Some(Ok(m)) => Poll::Ready(Some(this.batch(&m, cx).map(Frame::data))),
             Some(Err(e)) => match this.end {
@@ -432,14 +462,18 @@ pub(crate) struct Deadlined<S> {
     inner: Option<S>,
     deadline: Instant,
     sleep: Pin<Box<tokio::time::Sleep>>,
+    /// The call counted in flight on its connection (`max.pending`) while its
+    /// replies can still come.
+    in_flight: Option<BusyGuard>,
 }
 
 impl<S> Deadlined<S> {
-    pub(crate) fn new(inner: S, deadline: Instant) -> Self {
+    pub(crate) fn new(inner: S, deadline: Instant, in_flight: Option<BusyGuard>) -> Self {
         Deadlined {
             inner: Some(inner),
             deadline,
             sleep: Box::pin(tokio::time::sleep_until(deadline.into())),
+            in_flight,
         }
     }
 }
@@ -457,11 +491,16 @@ impl<S: Stream<Item = Result<Bytes, RpcError>> + Unpin> Stream for Deadlined<S> 
         let passed = Instant::now() >= this.deadline;
         if !passed {
             if let Poll::Ready(item) = Pin::new(inner).poll_next(cx) {
+                if item.is_none() {
+                    // Ended: no longer in flight.
+                    this.in_flight = None;
+                }
                 return Poll::Ready(item);
             }
         }
         if passed || this.sleep.as_mut().poll(cx).is_ready() {
             this.inner = None;
+            this.in_flight = None;
             return Poll::Ready(Some(Err(RpcError::timeout(
                 "the stream's deadline passed before it ended",
             )
@@ -523,6 +562,7 @@ mod tests {
             MessageStream::new(futures::stream::iter(messages)),
             cancelled,
             encoding,
+            0,
         );
         (body, cancel)
     }
@@ -602,11 +642,52 @@ mod tests {
             Attachments::default(),
             None,
             None,
+            0,
         );
         let (data, end) = frames(body).await;
         assert_eq!(data.len(), 1);
         assert_eq!(unframe(&data[0]).len(), 3);
         let trailers = end.unwrap().unwrap();
         assert_eq!(trailers.get(GRPC_STATUS).unwrap(), "0");
+    }
+
+    #[tokio::test]
+    async fn a_message_over_the_limit_is_not_sent_and_ends_the_stream_resource_exhausted() {
+        let messages = vec![
+            Ok(Bytes::from_static(b"small")),
+            Ok(Bytes::from(vec![1u8; 11])),
+            Ok(Bytes::from_static(b"never")),
+        ];
+        let body = StreamBody::response(
+            MessageStream::new(futures::stream::iter(messages)),
+            Attachments::default(),
+            None,
+            None,
+            10,
+        );
+        let (data, end) = frames(body).await;
+        let sent: Vec<Vec<u8>> = data.iter().flat_map(|f| unframe(f)).collect();
+        assert_eq!(sent, vec![b"small".to_vec()], "only what came before it");
+        let trailers = end.unwrap().unwrap();
+        assert_eq!(
+            trailers.get(GRPC_STATUS).unwrap(),
+            "8",
+            "RESOURCE_EXHAUSTED"
+        );
+        let message = trailers.get(GRPC_MESSAGE).unwrap().to_str().unwrap();
+        assert!(message.contains("max payload: 10"), "{message}");
+
+        // A request stream: an error, so the HTTP/2 stream is reset, not sent.
+        let (cancel, cancelled) = oneshot::channel::<()>();
+        let body = StreamBody::request(
+            MessageStream::new(futures::stream::iter(vec![Ok(Bytes::from(vec![0u8; 11]))])),
+            cancelled,
+            None,
+            10,
+        );
+        let (data, end) = frames(body).await;
+        drop(cancel);
+        assert!(data.is_empty());
+        assert!(matches!(end, Some(Err(e)) if e.contains("Data length too large: 11")));
     }
 }

@@ -102,3 +102,78 @@ async fn a_call_over_threads_gets_resource_exhausted_and_the_held_ones_finish() 
     }
     assert!(client.invoke(call("name")).await.is_ok(), "serves again");
 }
+
+/// The consumer's own bound (`max.pending` on the reference URL, as the dubbo
+/// protocol has it): with that many calls in flight on the connection, the next one
+/// is refused at once, without reaching the provider, as a retryable limit (a
+/// cluster's failover takes it elsewhere); once the calls drain, the connection takes
+/// calls again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_over_max_pending_is_refused_at_once_as_a_retryable_limit() {
+    const MAX: usize = 2;
+    let protocol = TripleProtocol::new();
+    let url = Url::parse(&format!("tri://127.0.0.1:0/{IFACE}?side=provider")).unwrap();
+    let (open, rx) = watch::channel(false);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let _exporter = protocol
+        .export(Arc::new(Gate {
+            url,
+            open: rx,
+            calls: calls.clone(),
+        }))
+        .await
+        .unwrap();
+    let port = protocol.server_addrs()[0].port();
+    let client = TripleProtocol::new()
+        .refer(
+            Url::parse(&format!(
+                "tri://127.0.0.1:{port}/{IFACE}?timeout=10000&max.pending={MAX}"
+            ))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let held: Vec<_> = (0..MAX)
+        .map(|_| tokio::spawn(client.invoke(call("hold"))))
+        .collect();
+    let deadline = Instant::now() + LONG;
+    while calls.load(Ordering::SeqCst) < MAX {
+        assert!(Instant::now() < deadline, "the held calls never arrived");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // Refused at once: well inside the 10 s call timeout.
+    let started = Instant::now();
+    let e = client.invoke(call("name")).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(e.kind(), ErrorKind::LimitExceeded, "{e}");
+    assert!(e.is_retryable());
+    assert!(e.message().contains("max.pending is 2"), "{e}");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        MAX,
+        "the refused call never reached the provider"
+    );
+    open.send_replace(true);
+    for h in held {
+        assert!(
+            tokio::time::timeout(LONG, h)
+                .await
+                .unwrap()
+                .unwrap()
+                .is_ok()
+        );
+    }
+    // Drained: the connection takes calls again, up to the bound at once.
+    let again: Vec<_> = (0..MAX)
+        .map(|_| tokio::spawn(client.invoke(call("name"))))
+        .collect();
+    for h in again {
+        assert!(
+            tokio::time::timeout(LONG, h)
+                .await
+                .unwrap()
+                .unwrap()
+                .is_ok()
+        );
+    }
+}

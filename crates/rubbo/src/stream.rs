@@ -48,7 +48,7 @@ use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt};
 use prost::Message;
 use rubbo_common::stream::MessageStream;
@@ -150,8 +150,11 @@ impl<T> Stream for Streaming<T> {
 
 impl<T: Send + 'static> From<Outbound<T>> for Streaming<T> {
     fn from(out: Outbound<T>) -> Self {
-        Streaming {
-            inner: Incoming::Typed(out.inner),
+        match out.inner {
+            Source::Boxed(s) => Streaming {
+                inner: Incoming::Typed(s),
+            },
+            Source::Incoming(s) => s,
         }
     }
 }
@@ -165,7 +168,16 @@ impl<T> fmt::Debug for Streaming<T> {
 /// Outgoing messages of a streaming rpc, encoded and sent one at a time as the
 /// connection can take them.
 pub struct Outbound<T> {
-    inner: BoxTyped<T>,
+    inner: Source<T>,
+}
+
+/// Where an [`Outbound`] gets its messages.
+enum Source<T> {
+    /// Any stream.
+    Boxed(BoxTyped<T>),
+    /// The messages a [`Streaming`] reads (a handler answering with the stream it
+    /// reads), polled directly: no box and no dynamic call in between.
+    Incoming(Streaming<T>),
 }
 
 impl<T: Send + 'static> Outbound<T> {
@@ -177,7 +189,7 @@ impl<T: Send + 'static> Outbound<T> {
     /// The messages of `stream`; an `Err` ends the stream with that status.
     pub fn try_from_stream(stream: impl Stream<Item = Result<T, Status>> + Send + 'static) -> Self {
         Outbound {
-            inner: Box::pin(stream),
+            inner: Source::Boxed(Box::pin(stream)),
         }
     }
 
@@ -196,25 +208,82 @@ impl<T: Send + 'static> Outbound<T> {
     /// encoding); an encoding failure ends the stream with its status.
     #[doc(hidden)]
     pub fn encode_with(self, encode: fn(T) -> Result<Bytes, Status>) -> MessageStream {
-        let mut failed = false;
-        MessageStream::new(
-            self.inner
-                .map(move |r| r.and_then(encode))
-                .take_while(move |r| {
-                    // Nothing after the first error.
-                    let go = !failed;
-                    failed |= r.is_err();
-                    std::future::ready(go)
-                })
-                .map(|r| r.map_err(RpcError::from)),
-        )
+        MessageStream::new(Encoder {
+            messages: self,
+            encode: Encode::Owned(encode),
+            done: false,
+        })
     }
 }
 
 impl<T: Message + Send + 'static> Outbound<T> {
-    /// The protobuf-encoded messages.
+    /// The protobuf-encoded messages. They are encoded into one buffer that later
+    /// messages reuse (each message a shared slice of it), not a buffer each.
     pub fn into_message_stream(self) -> MessageStream {
-        self.encode_with(|m| Ok(m.encode_to_vec().into()))
+        MessageStream::new(Encoder {
+            messages: self,
+            encode: Encode::Buffered(encode_protobuf::<T>, BytesMut::new()),
+            done: false,
+        })
+    }
+}
+
+/// The room a protobuf [`Encoder`] takes at once for the messages it encodes: many
+/// small messages share one allocation.
+const ENCODE_BUFFER: usize = 8 * 1024;
+
+fn encode_protobuf<T: Message>(message: T, buf: &mut BytesMut) -> Result<Bytes, Status> {
+    let len = message.encoded_len();
+    if buf.capacity() - buf.len() < len {
+        buf.reserve(len.max(ENCODE_BUFFER));
+    }
+    message
+        .encode(buf)
+        .map_err(|e| Status::internal(format!("cannot encode a message: {e}")))?;
+    Ok(buf.split().freeze())
+}
+
+/// How an [`Encoder`] encodes a message.
+enum Encode<T> {
+    /// Into bytes of its own.
+    Owned(fn(T) -> Result<Bytes, Status>),
+    /// Into this buffer, split off as the message's bytes.
+    Buffered(fn(T, &mut BytesMut) -> Result<Bytes, Status>, BytesMut),
+}
+
+/// The messages of an [`Outbound`], encoded as they are polled; nothing after the
+/// first error. One stream in place of a chain of adapters, so each message costs
+/// one dynamic call (the [`MessageStream`]'s) on its way out.
+struct Encoder<T> {
+    messages: Outbound<T>,
+    encode: Encode<T>,
+    done: bool,
+}
+
+impl<T> Stream for Encoder<T> {
+    type Item = Result<Bytes, RpcError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        let item = match Pin::new(&mut this.messages).poll_next(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(None) => {
+                this.done = true;
+                return Poll::Ready(None);
+            }
+            Poll::Ready(Some(item)) => item,
+        };
+        let encoded = item.and_then(|m| match &mut this.encode {
+            Encode::Owned(encode) => encode(m),
+            Encode::Buffered(encode, buf) => encode(m, buf),
+        });
+        if encoded.is_err() {
+            this.done = true;
+        }
+        Poll::Ready(Some(encoded.map_err(RpcError::from)))
     }
 }
 
@@ -222,13 +291,18 @@ impl<T> Stream for Outbound<T> {
     type Item = Result<T, Status>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.inner.as_mut().poll_next(cx)
+        match &mut self.inner {
+            Source::Boxed(s) => s.as_mut().poll_next(cx),
+            Source::Incoming(s) => Pin::new(s).poll_next(cx),
+        }
     }
 }
 
 impl<T: Send + 'static> From<Streaming<T>> for Outbound<T> {
     fn from(incoming: Streaming<T>) -> Self {
-        Outbound::try_from_stream(incoming)
+        Outbound {
+            inner: Source::Incoming(incoming),
+        }
     }
 }
 

@@ -1,0 +1,190 @@
+//! The `payload` limit on what a Triple peer sends (issue #13), over real sockets on
+//! 127.0.0.1: a message larger than the sender's `payload` is not sent; the call (or
+//! the stream, after the messages before it) fails with `RESOURCE_EXHAUSTED`, as gRPC
+//! answers, and the text says which size was over which limit.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use rubbo_common::stream::{MessageStream, StreamKind, StreamSlot};
+use rubbo_common::{
+    Arguments, BoxInvoker, Encoded, Invocation, InvokeFuture, Invoker, Payload, Protocol, RpcError,
+    RpcResult, Url,
+};
+use rubbo_protocol_triple::{Code, TripleProtocol, status};
+use rubbo_serialization::PROTOBUF;
+
+const SERVICE: &str = "test.Sizes";
+/// The provider's `payload`.
+const MAX: usize = 100_000;
+/// Bounds every step: a regression fails the test instead of hanging it.
+const STEP: Duration = Duration::from_secs(10);
+
+async fn bounded<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(STEP, fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no answer within {STEP:?}"))
+}
+
+/// A request or reply of `len` bytes.
+fn sized(len: usize) -> Bytes {
+    Bytes::from(vec![b'x'; len])
+}
+
+/// The length a request asks for (its first 8 bytes).
+fn asked(m: &[u8]) -> usize {
+    u64::from_be_bytes(m[..8].try_into().unwrap()) as usize
+}
+
+fn ask(len: usize) -> Bytes {
+    Bytes::copy_from_slice(&(len as u64).to_be_bytes())
+}
+
+fn protobuf(bytes: Bytes) -> Payload {
+    Payload::Encoded(Encoded::new(&PROTOBUF, bytes))
+}
+
+#[derive(Debug)]
+struct Provider {
+    url: Url,
+    calls: Arc<AtomicUsize>,
+}
+
+impl Invoker for Provider {
+    fn invoke(&self, inv: Invocation) -> InvokeFuture {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            match inv.method() {
+                // Unary: a reply of the size asked for.
+                "Reply" => {
+                    let Some(Arguments::Encoded { encoded, .. }) = Some(inv.arguments()) else {
+                        unreachable!()
+                    };
+                    Ok(RpcResult::value(protobuf(sized(asked(&encoded.bytes)))))
+                }
+                // Server streaming: a small reply, one of the size asked for, a small one.
+                "Replies" => {
+                    let mut s = inv.arguments().as_stream().unwrap().take()?;
+                    let len = asked(&s.next().await.unwrap()?);
+                    let replies = [sized(10), sized(len), sized(10)];
+                    Ok(RpcResult::value(Payload::Stream(StreamSlot::new(
+                        StreamKind::Server,
+                        MessageStream::new(futures::stream::iter(replies.map(Ok))),
+                    ))))
+                }
+                other => Err(RpcError::method_not_found(other.to_owned())),
+            }
+        })
+    }
+
+    fn url(&self) -> &Url {
+        &self.url
+    }
+}
+
+/// A provider with `payload` = [`MAX`] and a consumer of it with `consumer_params`.
+async fn setup(consumer_params: &str) -> (TripleProtocol, BoxInvoker, Arc<AtomicUsize>) {
+    let url = Url::parse(&format!(
+        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Reply,Replies\
+         &idl-methods=Reply,Replies&stream-methods=Replies:server&payload={MAX}"
+    ))
+    .unwrap();
+    let protocol = TripleProtocol::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let exporter = protocol
+        .export(Arc::new(Provider {
+            url,
+            calls: calls.clone(),
+        }))
+        .await
+        .unwrap();
+    std::mem::forget(exporter);
+    let port = protocol.server_addrs()[0].port();
+    let consumer = protocol
+        .refer(
+            Url::parse(&format!(
+                "tri://127.0.0.1:{port}/{SERVICE}?interface={SERVICE}&timeout=10000&{consumer_params}"
+            ))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    (protocol, consumer, calls)
+}
+
+fn unary(message: Bytes) -> Invocation {
+    Invocation::new(SERVICE, "Reply").with_arguments(Arguments::Encoded {
+        count: 1,
+        encoded: Encoded::new(&PROTOBUF, message),
+    })
+}
+
+#[tokio::test]
+async fn a_unary_reply_over_the_providers_payload_is_resource_exhausted() {
+    let (_p, consumer, _) = setup("payload=100000000").await;
+    let e = bounded("the call", consumer.invoke(unary(ask(MAX + 1))))
+        .await
+        .unwrap_err();
+    assert_eq!(status::code_for_error(&e), Code::ResourceExhausted, "{e}");
+    let text = status::message_for_error(&e);
+    assert!(
+        text.contains(&format!(
+            "Data length too large: {}, max payload: {MAX}",
+            MAX + 1
+        )),
+        "{text}"
+    );
+    // At the limit it is sent, and the provider still serves.
+    let r = bounded("the call", consumer.invoke(unary(ask(MAX))))
+        .await
+        .unwrap();
+    match r.into_payload().unwrap() {
+        Payload::Encoded(e) => assert_eq!(e.bytes.len(), MAX),
+        other => panic!("not a message: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_stream_reply_over_the_providers_payload_ends_the_stream_resource_exhausted() {
+    let (_p, consumer, _) = setup("payload=100000000").await;
+    let call = Invocation::new(SERVICE, "Replies").with_arguments(Arguments::Stream(
+        StreamSlot::new(StreamKind::Server, MessageStream::once(ask(MAX + 1))),
+    ));
+    let result = bounded("the call", consumer.invoke(call)).await.unwrap();
+    let Payload::Stream(slot) = result.into_payload().unwrap() else {
+        panic!("not a stream")
+    };
+    let got: Vec<_> = bounded("the replies", slot.take().unwrap().collect()).await;
+    assert_eq!(
+        got.len(),
+        2,
+        "the reply before it, then the status: {got:?}"
+    );
+    assert_eq!(got[0].as_ref().unwrap().len(), 10);
+    let e = got[1].as_ref().unwrap_err();
+    assert_eq!(status::code_for_error(e), Code::ResourceExhausted, "{e}");
+    assert!(
+        status::message_for_error(e).contains(&format!("max payload: {MAX}")),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_request_over_the_consumers_payload_is_not_sent() {
+    let (_p, consumer, calls) = setup("payload=1000").await;
+    let e = bounded("the call", consumer.invoke(unary(sized(1001))))
+        .await
+        .unwrap_err();
+    assert_eq!(status::code_for_error(&e), Code::ResourceExhausted, "{e}");
+    assert!(!e.is_retryable(), "a retry sends the same message");
+    assert!(e.message().contains("Data length too large: 1001"), "{e}");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "nothing reached the provider"
+    );
+}
