@@ -558,9 +558,9 @@ ms_param!(/// Server shutdown wait, default 10 000 ms (Java's `DEFAULT_SERVER_SH
 num_param!(/// Maximum body size, default 8 MiB (Java's `DEFAULT_PAYLOAD`); 0 or less disables
     /// the check.
     Payload, i64, PAYLOAD_KEY, 8 * 1024 * 1024);
-num_param!(/// Pending calls per dubbo-protocol connection, default 65 536 (Rubbo only); a
-    /// call over it fails at once with a retryable "limit exceeded" error, so failover
-    /// tries another provider. 0 disables the bound. The default is far above any
+num_param!(/// Pending calls per consumer connection, dubbo and Triple (a Triple stream counts
+    /// until its replies end), default 65 536 (Rubbo only); a call over it fails at once
+    /// with a retryable "limit exceeded" error, so failover tries another provider. 0 disables the bound. The default is far above any
     /// normal workload (a connection that has 65 536 calls unanswered has a provider
     /// that stopped answering) and caps the memory those calls hold at a few MiB.
     MaxPending, usize, MAX_PENDING_KEY, 65_536);
