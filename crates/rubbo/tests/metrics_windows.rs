@@ -414,6 +414,53 @@ async fn registry_and_config_center_series_move_with_zookeeper() {
         "{line}"
     );
 
+    // Interface level subscribes no service's instances.
+    let svc_sub = [("interface", SERVICE_KEY), ("registry_cluster", "default")];
+    assert_eq!(
+        sample(
+            &text,
+            "dubbo_registry_subscribe_service_num_total",
+            &svc_sub
+        ),
+        None
+    );
+    // An application-level consumer counts its service subscription, once.
+    let app_consumer = app("windowed-zk-app-consumer")
+        .registry(&reg)
+        .migration("FORCE_APPLICATION")
+        .build()
+        .unwrap();
+    let app_client =
+        WindowedClient::new(app_consumer.refer(&WindowedClient::SERVICE).await.unwrap());
+    assert_eq!(app_client.ok(8).await.unwrap(), "8");
+    let text = scrape(app_consumer.qos_address().unwrap()).await;
+    assert_eq!(
+        sample(
+            &text,
+            "dubbo_registry_subscribe_service_num_total",
+            &svc_sub
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "dubbo_registry_subscribe_service_num_succeed_total",
+            &svc_sub
+        ),
+        Some(1.0)
+    );
+    assert!(
+        sample(
+            &text,
+            "dubbo_subscribe_service_rt_milliseconds_last",
+            &svc_sub
+        )
+        .is_some()
+    );
+    app_consumer.shutdown().await;
+
     admin.close().await;
     consumer.shutdown().await;
     p2.shutdown().await;

@@ -762,13 +762,16 @@ impl AppDiscovery {
                     rubbo.inner.host
                 ))
                 .map_err(|e| config_err(e.to_string()))?;
-                Ok(Arc::new(consumer::ServiceDiscoveryRegistry::new(
-                    url,
-                    backends,
-                    fetcher,
-                    consumer::Backoff::default(),
-                    timeout,
-                )))
+                Ok(Arc::new(
+                    consumer::ServiceDiscoveryRegistry::new(
+                        url,
+                        backends,
+                        fetcher,
+                        consumer::Backoff::default(),
+                        timeout,
+                    )
+                    .with_metrics(rubbo.metrics().cloned()),
+                ))
             })
             .await
             .cloned()

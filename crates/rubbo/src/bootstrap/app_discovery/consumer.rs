@@ -296,6 +296,8 @@ pub(crate) struct ServiceDiscoveryRegistry {
     fetch_timeout: Duration,
     subscriptions: Mutex<Vec<(SharedListener, CancellationToken)>>,
     closing: CancellationToken,
+    /// Where a service subscription is counted (`dubbo_registry_subscribe_service_num_*`).
+    metrics: Option<rubbo_metrics::Metrics>,
 }
 
 impl ServiceDiscoveryRegistry {
@@ -317,7 +319,16 @@ impl ServiceDiscoveryRegistry {
             fetch_timeout,
             subscriptions: Mutex::new(Vec::new()),
             closing: CancellationToken::new(),
+            metrics: None,
         }
+    }
+
+    /// Counts each service subscription, and its time, in `metrics` (Java's
+    /// `dubbo_registry_subscribe_service_num_*` and
+    /// `dubbo_subscribe_service_rt_milliseconds_*`, by registry cluster).
+    pub(crate) fn with_metrics(mut self, metrics: Option<rubbo_metrics::Metrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// How many revisions are cached.
@@ -350,8 +361,23 @@ impl Registry for ServiceDiscoveryRegistry {
     fn subscribe(&self, url: Url, listener: SharedListener) -> BoxFuture<'_, RegistryResult<()>> {
         Box::pin(async move {
             let token = self.closing.child_token();
+            let started = std::time::Instant::now();
+            let service = self.metrics.as_ref().map(|_| url.service_key());
             let mut sub = Watcher::start(self, url).await;
             sub.refresh(&listener).await;
+            if let (Some(m), Some(service)) = (&self.metrics, service) {
+                // The first list is announced (possibly empty, filled in later):
+                // the subscription itself cannot fail here, as in Java.
+                for b in &self.backends {
+                    m.registry_op(
+                        rubbo_metrics::RegistryOp::SubscribeService,
+                        &b.cluster,
+                        &service,
+                        true,
+                        started.elapsed(),
+                    );
+                }
+            }
             self.subscriptions
                 .lock()
                 .push((listener.clone(), token.clone()));
