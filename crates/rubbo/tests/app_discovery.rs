@@ -467,7 +467,11 @@ async fn metadata_service_protocol_tri_exports_v1_and_v2_on_triple_for_a_dubbo_p
 
     let c = discover_and_call(&discovery, "msp-consumer").await;
     assert_eq!(v2.load(std::sync::atomic::Ordering::SeqCst), 1, "V2 fetch");
-    assert_eq!(v1.load(std::sync::atomic::Ordering::SeqCst), 0, "no V1 fetch");
+    assert_eq!(
+        v1.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no V1 fetch"
+    );
     // V1 is served on Triple too (same server), not on dubbo.
     let tri = format!("tri://127.0.0.1:{tri_port}");
     assert_eq!(
@@ -505,7 +509,11 @@ async fn metadata_service_protocol_dubbo_exports_only_v1_for_a_triple_provider()
 
     let c = discover_and_call(&discovery, "msp-consumer").await;
     assert_eq!(v1.load(std::sync::atomic::Ordering::SeqCst), 1, "V1 fetch");
-    assert_eq!(v2.load(std::sync::atomic::Ordering::SeqCst), 0, "no V2 fetch");
+    assert_eq!(
+        v2.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no V2 fetch"
+    );
     let dubbo = format!("dubbo://127.0.0.1:{dubbo_port}");
     assert_eq!(
         v1_service_name(&c, &dubbo).await.unwrap().as_deref(),
@@ -538,7 +546,11 @@ async fn only_use_metadata_v2_serves_v2_alone_on_a_triple_provider() {
 
     let c = discover_and_call(&discovery, "msp-consumer").await;
     assert_eq!(v2.load(std::sync::atomic::Ordering::SeqCst), 1, "V2 fetch");
-    assert_eq!(v1.load(std::sync::atomic::Ordering::SeqCst), 0, "no V1 fetch");
+    assert_eq!(
+        v1.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no V1 fetch"
+    );
     let tri = format!("tri://127.0.0.1:{}", who.port());
     assert!(v1_service_name(&c, &tri).await.is_err(), "no V1 exported");
     p.shutdown().await;
@@ -559,7 +571,11 @@ async fn only_use_metadata_v2_without_triple_keeps_v1() {
     assert_eq!(instance.metadata["meta-v"], "1.0.0");
     let params = rubbo_metadata::parse_url_params(&instance);
     assert_eq!(params["protocol"], "dubbo", "{params:?}");
-    assert_eq!(params["port"], who.port().to_string(), "the services' server");
+    assert_eq!(
+        params["port"],
+        who.port().to_string(),
+        "the services' server"
+    );
     let c = discover_and_call(&discovery, "msp-consumer").await;
     assert_eq!(v1.load(std::sync::atomic::Ordering::SeqCst), 1, "V1 fetch");
     p.shutdown().await;
