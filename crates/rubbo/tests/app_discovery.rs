@@ -415,9 +415,9 @@ async fn discover_and_call(discovery: &Arc<MemoryServiceDiscovery>, app: &str) -
         .migration("FORCE_APPLICATION")
         .service_discovery(discovery.clone())
         .build()
-        .unwrap();
-    let who = WhoClient::new(c.refer(&WhoClient::SERVICE).await.unwrap());
-    assert_eq!(who.who().await.unwrap(), "me");
+        .expect("consumer built");
+    let who = WhoClient::new(c.refer(&WhoClient::SERVICE).await.expect("referred"));
+    assert_eq!(who.who().await.expect("who() answered"), "me");
     c
 }
 
@@ -426,7 +426,7 @@ fn load(pairs: &[(&str, &str)]) -> rubbo::config::Config {
     for (k, v) in pairs {
         l = l.set(*k, *v);
     }
-    l.load().unwrap()
+    l.load().expect("configuration loaded")
 }
 
 #[tokio::test]
