@@ -55,6 +55,7 @@ const APPLICATION: &[&str] = &[
     "protocol",
     "metadata-service-port",
     "metadata-service-protocol",
+    "only-use-metadata-v2",
     "liveness-probe",
     "readiness-probe",
     "startup-probe",
@@ -434,7 +435,8 @@ impl Type {
             | "keep-alive"
             | "return"
             | "export-async"
-            | "refer-async" => Type::Bool,
+            | "refer-async"
+            | "only-use-metadata-v2" => Type::Bool,
             _ => Type::Str,
         }
     }

@@ -382,6 +382,14 @@ impl RubboBuilder {
                 .with_metrics(metrics.clone());
         let app_discovery =
             app_discovery::AppDiscovery::new(self.app_discovery, &sessions, config_center)?;
+        if let Some(p) = app_discovery.metadata_service_protocol() {
+            raw.get(p).map_err(|e| {
+                config_err(format!(
+                    "dubbo.application.{}={p}: {e}",
+                    keys::METADATA_SERVICE_PROTOCOL_KEY
+                ))
+            })?;
+        }
         let rubbo = Rubbo {
             inner: Arc::new(Inner {
                 application: self.application,

@@ -388,3 +388,216 @@ async fn a_consumer_whose_first_v2_fetch_fails_recovers_by_itself() {
     p.shutdown().await;
     c.shutdown().await;
 }
+
+/// MetadataService V1 as a Java consumer sees it, for the application `msp-app` (its
+/// group), to check on which protocol it is served.
+#[rubbo::service(
+    interface = "org.apache.dubbo.metadata.MetadataService",
+    version = "1.0.0",
+    group = "msp-app"
+)]
+pub trait MetaV1 {
+    /// `String serviceName()`.
+    async fn service_name(&self) -> Result<Option<String>, RpcError>;
+}
+
+/// `serviceName()` of MetadataService V1 at `address` (`tri://127.0.0.1:port`).
+async fn v1_service_name(c: &Rubbo, address: &str) -> Result<Option<String>, RpcError> {
+    MetaV1Client::new(c.refer_url(&MetaV1Client::SERVICE, address).await?)
+        .service_name()
+        .await
+}
+
+/// A FORCE_APPLICATION consumer calls `who()` through the provider's instance.
+async fn discover_and_call(discovery: &Arc<MemoryServiceDiscovery>, app: &str) -> Rubbo {
+    let c = Rubbo::builder()
+        .application(app)
+        .migration("FORCE_APPLICATION")
+        .service_discovery(discovery.clone())
+        .build()
+        .expect("consumer built");
+    let who = WhoClient::new(c.refer(&WhoClient::SERVICE).await.expect("referred"));
+    assert_eq!(who.who().await.expect("who() answered"), "me");
+    c
+}
+
+fn load(pairs: &[(&str, &str)]) -> rubbo::config::Config {
+    let mut l = rubbo::config::Config::loader();
+    for (k, v) in pairs {
+        l = l.set(*k, *v);
+    }
+    l.load().expect("configuration loaded")
+}
+
+#[tokio::test]
+async fn metadata_service_protocol_tri_exports_v1_and_v2_on_triple_for_a_dubbo_provider() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let v1 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let v2 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let config = load(&[
+        ("dubbo.application.name", "msp-app"),
+        ("dubbo.application.register-mode", "instance"),
+        ("dubbo.application.metadata-service-protocol", "tri"),
+    ]);
+    let p = Rubbo::builder()
+        .config(&config)
+        .port(0)
+        .service_discovery(discovery.clone())
+        .filter("count-v1", counting("getMetadataInfo", v1.clone()))
+        .filter("count-v2", counting("GetMetadataInfo", v2.clone()))
+        .build()
+        .unwrap();
+    let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+    assert_eq!(who.protocol(), Some("dubbo"));
+
+    // As Java's tripleConfigured: the MetadataService protocol `tri` means V2 is
+    // exported and advertised, though no service uses Triple.
+    let instance = discovery.instances("msp-app").await.unwrap()[0].clone();
+    assert_eq!(instance.metadata["meta-v"], "2.0.0");
+    let params = rubbo_metadata::parse_url_params(&instance);
+    assert_eq!(params["protocol"], "tri", "{params:?}");
+    assert_eq!(params["version"], "2.0.0");
+    let tri_port = params["port"].clone();
+    assert_ne!(tri_port, who.port().to_string(), "its own Triple server");
+    assert!(
+        !instance.metadata["dubbo.endpoints"].contains("tri"),
+        "{:?}",
+        instance.metadata
+    );
+
+    let c = discover_and_call(&discovery, "msp-consumer").await;
+    assert_eq!(v2.load(std::sync::atomic::Ordering::SeqCst), 1, "V2 fetch");
+    assert_eq!(
+        v1.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no V1 fetch"
+    );
+    // V1 is served on Triple too (same server), not on dubbo.
+    let tri = format!("tri://127.0.0.1:{tri_port}");
+    assert_eq!(
+        v1_service_name(&c, &tri).await.unwrap().as_deref(),
+        Some("msp-app")
+    );
+    let dubbo = format!("dubbo://127.0.0.1:{}", who.port());
+    assert!(v1_service_name(&c, &dubbo).await.is_err(), "no V1 on dubbo");
+    p.shutdown().await;
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn metadata_service_protocol_dubbo_exports_only_v1_for_a_triple_provider() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let v1 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let v2 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let p = tri_provider(&discovery, "msp-app")
+        .metadata_service_protocol("dubbo")
+        .filter("count-v1", counting("getMetadataInfo", v1.clone()))
+        .filter("count-v2", counting("GetMetadataInfo", v2.clone()))
+        .build()
+        .unwrap();
+    let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+    assert_eq!(who.protocol(), Some("tri"));
+
+    // Not `tri`: Java exports no V2, though the services use Triple.
+    let instance = discovery.instances("msp-app").await.unwrap()[0].clone();
+    assert_eq!(instance.metadata["meta-v"], "1.0.0");
+    let params = rubbo_metadata::parse_url_params(&instance);
+    assert_eq!(params["protocol"], "dubbo", "{params:?}");
+    assert_eq!(params["version"], "1.0.0");
+    let dubbo_port = params["port"].clone();
+    assert_ne!(dubbo_port, who.port().to_string(), "its own dubbo server");
+
+    let c = discover_and_call(&discovery, "msp-consumer").await;
+    assert_eq!(v1.load(std::sync::atomic::Ordering::SeqCst), 1, "V1 fetch");
+    assert_eq!(
+        v2.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no V2 fetch"
+    );
+    let dubbo = format!("dubbo://127.0.0.1:{dubbo_port}");
+    assert_eq!(
+        v1_service_name(&c, &dubbo).await.unwrap().as_deref(),
+        Some("msp-app")
+    );
+    p.shutdown().await;
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn only_use_metadata_v2_serves_v2_alone_on_a_triple_provider() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let v1 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let v2 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // Java's camelCase spelling of the key.
+    let config = load(&[("dubbo.application.onlyUseMetadataV2", "true")]);
+    let p = tri_provider(&discovery, "msp-app")
+        .config(&config)
+        .filter("count-v1", counting("getMetadataInfo", v1.clone()))
+        .filter("count-v2", counting("GetMetadataInfo", v2.clone()))
+        .build()
+        .unwrap();
+    let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+
+    let instance = discovery.instances("msp-app").await.unwrap()[0].clone();
+    assert_eq!(instance.metadata["meta-v"], "2.0.0");
+    let params = rubbo_metadata::parse_url_params(&instance);
+    assert_eq!(params["protocol"], "tri", "{params:?}");
+    assert_eq!(params["port"], who.port().to_string());
+
+    let c = discover_and_call(&discovery, "msp-consumer").await;
+    assert_eq!(v2.load(std::sync::atomic::Ordering::SeqCst), 1, "V2 fetch");
+    assert_eq!(
+        v1.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no V1 fetch"
+    );
+    let tri = format!("tri://127.0.0.1:{}", who.port());
+    assert!(v1_service_name(&c, &tri).await.is_err(), "no V1 exported");
+    p.shutdown().await;
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn only_use_metadata_v2_without_triple_keeps_v1() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let v1 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let p = provider(&discovery, "msp-app")
+        .only_use_metadata_v2(true)
+        .filter("count-v1", counting("getMetadataInfo", v1.clone()))
+        .build()
+        .unwrap();
+    let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+    let instance = discovery.instances("msp-app").await.unwrap()[0].clone();
+    assert_eq!(instance.metadata["meta-v"], "1.0.0");
+    let params = rubbo_metadata::parse_url_params(&instance);
+    assert_eq!(params["protocol"], "dubbo", "{params:?}");
+    assert_eq!(
+        params["port"],
+        who.port().to_string(),
+        "the services' server"
+    );
+    let c = discover_and_call(&discovery, "msp-consumer").await;
+    assert_eq!(v1.load(std::sync::atomic::Ordering::SeqCst), 1, "V1 fetch");
+    p.shutdown().await;
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unknown_metadata_service_protocol_is_refused() {
+    let err = Rubbo::builder()
+        .application("x")
+        .metadata_service_protocol("rest")
+        .build()
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("dubbo.application.metadata-service-protocol=rest"),
+        "{msg}"
+    );
+    assert!(msg.contains("tri"), "names the known protocols: {msg}");
+
+    let bad = rubbo::config::Config::loader()
+        .set("dubbo.application.only-use-metadata-v2", "maybe")
+        .load();
+    assert!(bad.is_err(), "a non-boolean is a configuration error");
+}

@@ -46,7 +46,14 @@ pub(super) struct Settings {
     threshold: Option<String>,
     /// The local migration rule file.
     local_rule: migration::listener::LocalRule,
+    /// `dubbo.application.metadata-service-protocol`, when set.
+    metadata_service_protocol: Option<String>,
+    /// `dubbo.application.only-use-metadata-v2`.
+    only_use_metadata_v2: bool,
 }
+
+/// Java's `dubbo.application.only-use-metadata-v2` (`ApplicationConfig.onlyUseMetadataV2`).
+const ONLY_USE_METADATA_V2_KEY: &str = "only-use-metadata-v2";
 
 /// One application-level registry: its discovery and its mapping (the same object
 /// for ZooKeeper).
@@ -87,6 +94,32 @@ impl RubboBuilder {
         self
     }
 
+    /// On which protocol MetadataService V1 is exported and advertised (Java's
+    /// `dubbo.application.metadata-service-protocol`, any protocol of the
+    /// application: `dubbo`, `tri`, ...; an unknown one fails `build()`). Unset (the
+    /// default), V1 goes on `dubbo` when it is configured, else on the first
+    /// service's protocol. As Java's `MetadataServiceVersionUtils.tripleConfigured`,
+    /// it also decides MetadataService V2 (always on Triple): `tri` exports V2 (and
+    /// the instance advertises it with `meta-v=2.0.0`) even when no service uses
+    /// Triple, any other protocol exports no V2 even when services use Triple.
+    pub fn metadata_service_protocol(mut self, protocol: impl Into<String>) -> Self {
+        let p = protocol.into();
+        self.app_discovery.metadata_service_protocol =
+            Some(p.trim().to_owned()).filter(|p| !p.is_empty());
+        self
+    }
+
+    /// Exports MetadataService V2 only, no V1, when V2 is exported at all (Java's
+    /// `dubbo.application.only-use-metadata-v2`, default `false`): with Triple
+    /// configured (see [`metadata_service_protocol`](Self::metadata_service_protocol))
+    /// only V2 is served and advertised, so consumers that only speak V1 (Dubbo before
+    /// 3.3) cannot read the metadata; without Triple it changes nothing. Consumers
+    /// choose by the instance's `meta-v`, as Java's, whatever this says.
+    pub fn only_use_metadata_v2(mut self, only: bool) -> Self {
+        self.app_discovery.only_use_metadata_v2 = only;
+        self
+    }
+
     /// Adds an application-level registry given in code (in tests, a
     /// [`MemoryServiceDiscovery`](rubbo_metadata::MemoryServiceDiscovery)), beside
     /// those of the ZooKeeper registries.
@@ -106,8 +139,8 @@ impl RubboBuilder {
     }
 }
 
-/// Reads `register-mode`, `metadata-type` and the migration settings of
-/// `dubbo.application`, and Java's local migration rule keys.
+/// Reads `register-mode`, `metadata-type`, `metadata-service-protocol`,
+/// `only-use-metadata-v2` and the migration settings of `dubbo.application`, and Java's local migration rule keys.
 pub(super) fn apply_config(settings: &mut Settings, config: &rubbo_config::Config) {
     let app = config.application();
     if let Some(m) = app.attributes.get(keys::REGISTER_MODE_KEY) {
@@ -115,6 +148,13 @@ pub(super) fn apply_config(settings: &mut Settings, config: &rubbo_config::Confi
     }
     if let Some(m) = app.attributes.get(keys::METADATA_TYPE_KEY) {
         settings.metadata_type = Some(m.clone());
+    }
+    if let Some(p) = app.attributes.get(keys::METADATA_SERVICE_PROTOCOL_KEY) {
+        settings.metadata_service_protocol = Some(p.trim().to_owned()).filter(|p| !p.is_empty());
+    }
+    if let Some(v) = app.attributes.get(ONLY_USE_METADATA_V2_KEY) {
+        // The schema checked `true` or `false`.
+        settings.only_use_metadata_v2 = v.trim().eq_ignore_ascii_case("true");
     }
     for k in [
         migration::SERVICE_DISCOVERY_MIGRATION_KEY,
@@ -145,11 +185,14 @@ pub(super) fn apply_config(settings: &mut Settings, config: &rubbo_config::Confi
 /// The Triple protocol's name.
 const TRIPLE: &str = "tri";
 
-/// Whether Triple is among the configured protocols (Java's
-/// `MetadataServiceVersionUtils.tripleConfigured`): then MetadataService V2 is
-/// exported too, and the instance advertises it.
-fn triple_configured(rubbo: &Rubbo) -> bool {
-    rubbo.inner.exports.iter().any(|(p, _)| p == TRIPLE)
+/// Java's `MetadataServiceVersionUtils.tripleConfigured`: the MetadataService
+/// protocol is `tri` when it is set, else Triple is among the configured protocols.
+/// Then MetadataService V2 is exported, and the instance advertises it.
+fn triple_configured(rubbo: &Rubbo, metadata_service_protocol: Option<&str>) -> bool {
+    match metadata_service_protocol {
+        Some(p) => p == TRIPLE,
+        None => rubbo.inner.exports.iter().any(|(p, _)| p == TRIPLE),
+    }
 }
 
 /// Exports one of the application's own services (MetadataService V1 or V2; group =
@@ -216,6 +259,10 @@ pub(super) struct AppDiscovery {
     /// The application's threshold (Java's default 0.0).
     threshold: f32,
     local_rule: migration::listener::LocalRule,
+    /// `dubbo.application.metadata-service-protocol`, when set.
+    metadata_service_protocol: Option<String>,
+    /// `dubbo.application.only-use-metadata-v2`.
+    only_use_metadata_v2: bool,
     /// The application-level registry of references, made at the first one.
     consumer: tokio::sync::OnceCell<Arc<consumer::ServiceDiscoveryRegistry>>,
     /// Where the dynamic migration rule is read.
@@ -229,8 +276,10 @@ struct State {
     /// `None` until the first export connects them.
     backends: Option<Vec<Backend>>,
     given: Vec<Backend>,
+    /// MetadataService V1, unless only V2 is exported.
     metadata_service: Option<Url>,
-    /// MetadataService V2 on Triple, exported beside V1 when Triple is configured.
+    /// MetadataService V2 on Triple, exported (beside V1 unless
+    /// `only-use-metadata-v2`) when Triple is configured.
     metadata_service_v2: Option<Url>,
     instance: Option<ServiceInstance>,
     /// The URL the instance takes its host, port and instance parameters from.
@@ -286,6 +335,8 @@ impl AppDiscovery {
             migration: settings.migration.clone(),
             threshold,
             local_rule: settings.local_rule.clone(),
+            metadata_service_protocol: settings.metadata_service_protocol.clone(),
+            only_use_metadata_v2: settings.only_use_metadata_v2,
             consumer: tokio::sync::OnceCell::new(),
             config_center,
             rules: tokio::sync::OnceCell::new(),
@@ -296,6 +347,20 @@ impl AppDiscovery {
                 ..State::default()
             }),
         })
+    }
+
+    /// The configured `metadata-service-protocol`, checked against the protocols when
+    /// the application is built.
+    pub(super) fn metadata_service_protocol(&self) -> Option<&str> {
+        self.metadata_service_protocol.as_deref()
+    }
+
+    /// Which MetadataService versions are exported, as Java's
+    /// `MetadataServiceVersionUtils.needExportV1` / `needExportV2`: (V1, V2).
+    fn versions(&self, rubbo: &Rubbo) -> (bool, bool) {
+        let tri = triple_configured(rubbo, self.metadata_service_protocol.as_deref());
+        let only_v2 = self.only_use_metadata_v2 && tri;
+        (!only_v2, tri)
     }
 
     /// Whether services are registered at interface level (`interface` or `all`).
@@ -323,11 +388,13 @@ impl AppDiscovery {
             }
             return Ok(());
         }
-        if st.metadata_service.is_none() {
+        // Each once; a failed export is tried again at the next service.
+        let (v1, v2) = self.versions(rubbo);
+        if v1 && st.metadata_service.is_none() {
             st.metadata_service = Some(self.export_metadata_service(rubbo, urls).await?);
-            if triple_configured(rubbo) {
-                st.metadata_service_v2 = Some(self.export_metadata_service_v2(rubbo, urls).await?);
-            }
+        }
+        if v2 && st.metadata_service_v2.is_none() {
+            st.metadata_service_v2 = Some(self.export_metadata_service_v2(rubbo, urls).await?);
         }
         {
             let mut served = self.served.lock();
@@ -501,14 +568,31 @@ impl AppDiscovery {
         i
     }
 
-    /// Exports MetadataService V1 (group = the application) on the dubbo protocol's
-    /// port (else the first protocol's), not registered at interface level.
+    /// Exports MetadataService V1 (group = the application), not registered at
+    /// interface level, on `metadata-service-protocol` when set, else on dubbo when a
+    /// service uses it, else on the first service's protocol; on that protocol's
+    /// server (a new one on a free port when no service uses the protocol, shared
+    /// with V2 when both are on Triple).
     async fn export_metadata_service(&self, rubbo: &Rubbo, urls: &[Url]) -> Result<Url, RpcError> {
+        let wanted = self
+            .metadata_service_protocol
+            .as_deref()
+            .unwrap_or(keys::defaults::PROTOCOL);
         let at = urls
             .iter()
-            .find(|u| u.protocol() == Some(keys::defaults::PROTOCOL))
+            .find(|u| u.protocol() == Some(wanted))
             .unwrap_or(&urls[0]);
-        let protocol = at.protocol().unwrap_or(keys::defaults::PROTOCOL);
+        let protocol = match &self.metadata_service_protocol {
+            Some(p) => p.as_str(),
+            None => at.protocol().unwrap_or(keys::defaults::PROTOCOL),
+        };
+        // A protocol no service uses gets a server on a free port, shared with V2
+        // when both are on Triple (servers are keyed by the port asked for).
+        let fallback_port = if at.protocol() == Some(protocol) {
+            at.port()
+        } else {
+            0
+        };
         let service = MetadataServiceServer::new(Arc::new(MetadataServiceImpl {
             app: rubbo.application().to_owned(),
             served: self.served.clone(),
@@ -517,7 +601,7 @@ impl AppDiscovery {
             rubbo,
             at,
             protocol,
-            at.port(),
+            fallback_port,
             &MetadataServiceServer::<MetadataServiceImpl>::SERVICE,
             None,
             |url| service.into_invoker(url),

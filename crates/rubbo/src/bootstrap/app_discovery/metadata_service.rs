@@ -3,9 +3,11 @@
 //! to learn an instance's services (`getMetadataInfo(revision)`), answered with Java's
 //! Hessian POJOs `org.apache.dubbo.metadata.MetadataInfo` / `$ServiceInfo`.
 //!
-//! With Triple configured, V2 (`MetadataServiceV2` over Triple, protobuf; see
-//! `metadata_service_v2`) is exported beside it and the instance advertises V2
-//! (`meta-v=2.0.0`), as Java 3.3 does; V1 stays for consumers that call it.
+//! With Triple configured (`metadata-service-protocol=tri`, or unset and a protocol
+//! `tri`), V2 (`MetadataServiceV2` over Triple, protobuf; see `metadata_service_v2`)
+//! is exported beside it and the instance advertises V2 (`meta-v=2.0.0`), as Java 3.3
+//! does; V1 stays for consumers that call it, unless `only-use-metadata-v2`. V1 goes
+//! on `metadata-service-protocol` when set.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
