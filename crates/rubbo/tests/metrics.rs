@@ -5,13 +5,13 @@
 //! the calls made.
 #![allow(clippy::unwrap_used)]
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rubbo::{RpcError, Rubbo};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+
+mod qos_client;
+use qos_client::{http, sample};
 
 /// A service whose methods end each way a call can.
 #[rubbo::service(interface = "org.rubbo.test.Counted", version = "1.0.0", group = "g1")]
@@ -43,56 +43,6 @@ impl Counted for Impl {
 }
 
 const BOUND: Duration = Duration::from_secs(20);
-
-/// `GET /{path}` on a QoS port: (status, body).
-async fn http(addr: SocketAddr, path: &str) -> (u16, String) {
-    tokio::time::timeout(BOUND, async {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        let req = format!("GET /{path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-        s.write_all(req.as_bytes()).await.unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).await.unwrap();
-        let status = out[9..12].parse().unwrap();
-        (status, out.split_once("\r\n\r\n").unwrap().1.to_owned())
-    })
-    .await
-    .unwrap()
-}
-
-/// A sample line's name, labels and value.
-type Sample<'a> = (&'a str, Vec<(&'a str, &'a str)>, f64);
-
-/// The labels of a sample line `name{k="v",...} value`, and its value.
-fn parse_sample(line: &str) -> Option<Sample<'_>> {
-    let (name, rest) = line.split_once('{')?;
-    let (labels, value) = rest.rsplit_once("} ")?;
-    let labels = labels
-        .split("\",")
-        .map(|kv| {
-            let (k, v) = kv.split_once("=\"").unwrap();
-            (k, v.trim_end_matches('"'))
-        })
-        .collect();
-    Some((name, labels, value.parse().ok()?))
-}
-
-/// The value of the `name` sample whose labels include `want`; `None` if absent.
-fn sample(text: &str, name: &str, want: &[(&str, &str)]) -> Option<f64> {
-    let mut found = None;
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((n, labels, value)) = parse_sample(line) else {
-            continue;
-        };
-        if n == name && want.iter().all(|w| labels.contains(w)) {
-            assert!(
-                found.is_none(),
-                "two {name} samples match {want:?}:\n{text}"
-            );
-            found = Some(value);
-        }
-    }
-    found
-}
 
 /// The labels of method `m` of the test service.
 fn method(app: &'static str, m: &'static str) -> [(&'static str, &'static str); 5] {

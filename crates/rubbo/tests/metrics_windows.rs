@@ -5,17 +5,16 @@
 //! notify, directory) and the config center counter through a real ZooKeeper.
 #![allow(clippy::unwrap_used)]
 
+mod qos_client;
 mod zk;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use qos_client::{sample, scrape};
 use rubbo::{RpcError, Rubbo};
 use rubbo_registry::DynamicConfiguration;
 use rubbo_registry_zookeeper::ZookeeperDynamicConfiguration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use zk::{ZkServer, wait_until};
 
 /// A service with a fast, a slow and a failing method.
@@ -50,57 +49,6 @@ impl Windowed for Impl {
 const BOUND: Duration = Duration::from_secs(20);
 const IFACE: &str = "org.rubbo.test.Windowed";
 const SERVICE_KEY: &str = "org.rubbo.test.Windowed:1.0.0";
-
-/// `GET /metrics` on a QoS port.
-async fn scrape(addr: SocketAddr) -> String {
-    tokio::time::timeout(BOUND, async {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            .await
-            .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).await.unwrap();
-        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
-        out.split_once("\r\n\r\n").unwrap().1.to_owned()
-    })
-    .await
-    .unwrap()
-}
-
-/// A sample line's name, labels and value.
-type Sample<'a> = (&'a str, Vec<(&'a str, &'a str)>, f64);
-
-/// The labels of a sample line `name{k="v",...} value`, and its value.
-fn parse_sample(line: &str) -> Option<Sample<'_>> {
-    let (name, rest) = line.split_once('{')?;
-    let (labels, value) = rest.rsplit_once("} ")?;
-    let labels = labels
-        .split("\",")
-        .map(|kv| {
-            let (k, v) = kv.split_once("=\"").unwrap();
-            (k, v.trim_end_matches('"'))
-        })
-        .collect();
-    Some((name, labels, value.parse().ok()?))
-}
-
-/// The value of the single `name` sample whose labels include `want`.
-fn sample(text: &str, name: &str, want: &[(&str, &str)]) -> Option<f64> {
-    let mut found = None;
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((n, labels, value)) = parse_sample(line) else {
-            continue;
-        };
-        if n == name && want.iter().all(|w| labels.contains(w)) {
-            assert!(
-                found.is_none(),
-                "two {name} samples match {want:?}:\n{text}"
-            );
-            found = Some(value);
-        }
-    }
-    found
-}
 
 fn method(m: &'static str) -> [(&'static str, &'static str); 2] {
     [("interface", IFACE), ("method", m)]

@@ -14,6 +14,9 @@ use rubbo::{RpcError, Rubbo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+mod qos_client;
+use qos_client::http;
+
 /// A calculator.
 #[rubbo::service(interface = "org.rubbo.test.Calc")]
 pub trait Calc {
@@ -35,21 +38,6 @@ impl Calc for Impl {
 }
 
 const BOUND: Duration = Duration::from_secs(20);
-
-/// `GET /{path}` on a QoS port: (status, body).
-async fn http(addr: SocketAddr, path: &str) -> (u16, String) {
-    tokio::time::timeout(BOUND, async {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        let req = format!("GET /{path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-        s.write_all(req.as_bytes()).await.unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).await.unwrap();
-        let status = out[9..12].parse().unwrap();
-        (status, out.split_once("\r\n\r\n").unwrap().1.to_owned())
-    })
-    .await
-    .unwrap()
-}
 
 /// One telnet session: each line's answer (before its prompt).
 async fn telnet(addr: SocketAddr, lines: &[&str]) -> Vec<String> {
