@@ -3,11 +3,15 @@
 //! services, the mapping names the application, and shutdown removes the instance.
 #![allow(missing_docs)]
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rubbo::{RpcError, Rubbo};
-use rubbo_metadata::{MemoryServiceDiscovery, MetadataInfo, ServiceDiscovery, ServiceInfo};
+use rubbo_metadata::{
+    MemoryServiceDiscovery, MetadataInfo, ServiceDiscovery, ServiceInfo, ServiceInstance,
+};
 
 #[rubbo::service(interface = "org.rubbo.test.Who", version = "1.0.0")]
 pub trait Who {
@@ -201,13 +205,11 @@ async fn force_application_finds_the_provider_by_its_instance_and_metadata_servi
 #[tokio::test]
 async fn a_consumer_whose_first_metadata_fetch_fails_recovers_by_itself() {
     let discovery = Arc::new(MemoryServiceDiscovery::new());
-    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let asked = Arc::new(AtomicUsize::new(0));
     let seen = asked.clone();
     // The provider's MetadataService fails its first getMetadataInfo (a restart).
     let failing = rubbo::filter_fn(move |inv: rubbo::Invocation, next: rubbo::BoxInvoker| {
-        if inv.method() == "getMetadataInfo"
-            && seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0
-        {
+        if inv.method() == "getMetadataInfo" && seen.fetch_add(1, Ordering::SeqCst) == 0 {
             return Box::pin(async {
                 Err(RpcError::new(
                     rubbo::ErrorKind::Network,
@@ -235,7 +237,7 @@ async fn a_consumer_whose_first_metadata_fetch_fails_recovers_by_itself() {
     assert!(who.who().await.is_err(), "pending after the failed fetch");
     // Nothing changes in the registry: the retry alone brings the provider in.
     who_answers(&who).await;
-    assert!(asked.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+    assert!(asked.load(Ordering::SeqCst) >= 2);
     p.shutdown().await;
     c.shutdown().await;
 }
@@ -278,27 +280,58 @@ fn tri_provider(discovery: &Arc<MemoryServiceDiscovery>, app: &str) -> rubbo::Ru
 }
 
 /// A provider filter counting the calls of `method` (the MetadataService rpcs).
-fn counting(
-    method: &'static str,
-    calls: Arc<std::sync::atomic::AtomicUsize>,
-) -> impl rubbo::Filter {
+fn counting(method: &'static str, calls: Arc<AtomicUsize>) -> impl rubbo::Filter {
     rubbo::filter_fn(move |inv: rubbo::Invocation, next: rubbo::BoxInvoker| {
         if inv.method() == method {
-            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            calls.fetch_add(1, Ordering::SeqCst);
         }
         next.invoke(inv)
     })
     .with_activate(rubbo::filter::Activate::provider(0))
 }
 
+/// The MetadataInfo fetches a provider answered: V1's `getMetadataInfo` and V2's
+/// `GetMetadataInfo`.
+#[derive(Default)]
+struct Fetches {
+    v1: Arc<AtomicUsize>,
+    v2: Arc<AtomicUsize>,
+}
+
+impl Fetches {
+    /// `provider`, counting its MetadataService fetches here.
+    fn counted(&self, provider: rubbo::RubboBuilder) -> rubbo::RubboBuilder {
+        provider
+            .filter("count-v1", counting("getMetadataInfo", self.v1.clone()))
+            .filter("count-v2", counting("GetMetadataInfo", self.v2.clone()))
+    }
+
+    fn v1(&self) -> usize {
+        self.v1.load(Ordering::SeqCst)
+    }
+
+    fn v2(&self) -> usize {
+        self.v2.load(Ordering::SeqCst)
+    }
+}
+
+/// The first instance `app` registered, and the MetadataService url-params it
+/// advertises.
+async fn advertised(
+    discovery: &MemoryServiceDiscovery,
+    app: &str,
+) -> (ServiceInstance, BTreeMap<String, String>) {
+    let instance = discovery.instances(app).await.expect("instances listed")[0].clone();
+    let params = rubbo_metadata::parse_url_params(&instance);
+    (instance, params)
+}
+
 #[tokio::test]
 async fn a_triple_provider_advertises_metadata_service_v2_and_a_consumer_fetches_by_it() {
     let discovery = Arc::new(MemoryServiceDiscovery::new());
-    let v1 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let v2 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let p = tri_provider(&discovery, "v2-provider")
-        .filter("count-v1", counting("getMetadataInfo", v1.clone()))
-        .filter("count-v2", counting("GetMetadataInfo", v2.clone()))
+    let fetches = Fetches::default();
+    let p = fetches
+        .counted(tri_provider(&discovery, "v2-provider"))
         .build()
         .unwrap();
     let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
@@ -306,9 +339,8 @@ async fn a_triple_provider_advertises_metadata_service_v2_and_a_consumer_fetches
 
     // What Java 3.3 writes with Triple configured: meta-v 2.0.0 and the url-params of
     // the V2 export (Triple, the services' port, version 2.0.0).
-    let instance = discovery.instances("v2-provider").await.unwrap()[0].clone();
+    let (instance, params) = advertised(&discovery, "v2-provider").await;
     assert_eq!(instance.metadata["meta-v"], "2.0.0");
-    let params = rubbo_metadata::parse_url_params(&instance);
     assert_eq!(params["protocol"], "tri", "{params:?}");
     assert_eq!(params["port"], who.port().to_string());
     assert_eq!(params["version"], "2.0.0");
@@ -321,16 +353,8 @@ async fn a_triple_provider_advertises_metadata_service_v2_and_a_consumer_fetches
         .unwrap();
     let client = WhoClient::new(c.refer(&WhoClient::SERVICE).await.unwrap());
     assert_eq!(client.who().await.unwrap(), "me");
-    assert_eq!(
-        v2.load(std::sync::atomic::Ordering::SeqCst),
-        1,
-        "one V2 fetch"
-    );
-    assert_eq!(
-        v1.load(std::sync::atomic::Ordering::SeqCst),
-        0,
-        "no V1 fetch"
-    );
+    assert_eq!(fetches.v2(), 1, "one V2 fetch");
+    assert_eq!(fetches.v1(), 0, "no V1 fetch");
     p.shutdown().await;
     c.shutdown().await;
 }
@@ -340,9 +364,8 @@ async fn a_dubbo_provider_advertises_metadata_service_v1() {
     let discovery = Arc::new(MemoryServiceDiscovery::new());
     let p = provider(&discovery, "v1-provider").build().unwrap();
     p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
-    let instance = discovery.instances("v1-provider").await.unwrap()[0].clone();
+    let (instance, params) = advertised(&discovery, "v1-provider").await;
     assert_eq!(instance.metadata["meta-v"], "1.0.0");
-    let params = rubbo_metadata::parse_url_params(&instance);
     assert_eq!(params["protocol"], "dubbo", "{params:?}");
     assert_eq!(params["version"], "1.0.0");
     p.shutdown().await;
@@ -351,13 +374,11 @@ async fn a_dubbo_provider_advertises_metadata_service_v1() {
 #[tokio::test]
 async fn a_consumer_whose_first_v2_fetch_fails_recovers_by_itself() {
     let discovery = Arc::new(MemoryServiceDiscovery::new());
-    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let asked = Arc::new(AtomicUsize::new(0));
     let seen = asked.clone();
     // The provider's MetadataService V2 fails its first GetMetadataInfo (a restart).
     let failing = rubbo::filter_fn(move |inv: rubbo::Invocation, next: rubbo::BoxInvoker| {
-        if inv.method() == "GetMetadataInfo"
-            && seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0
-        {
+        if inv.method() == "GetMetadataInfo" && seen.fetch_add(1, Ordering::SeqCst) == 0 {
             return Box::pin(async {
                 Err(RpcError::new(
                     rubbo::ErrorKind::Network,
@@ -384,7 +405,7 @@ async fn a_consumer_whose_first_v2_fetch_fails_recovers_by_itself() {
     let who = WhoClient::new(c.refer(&WhoClient::SERVICE).await.unwrap());
     assert!(who.who().await.is_err(), "pending after the failed fetch");
     who_answers(&who).await;
-    assert!(asked.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+    assert!(asked.load(Ordering::SeqCst) >= 2);
     p.shutdown().await;
     c.shutdown().await;
 }
@@ -432,19 +453,19 @@ fn load(pairs: &[(&str, &str)]) -> rubbo::config::Config {
 #[tokio::test]
 async fn metadata_service_protocol_tri_exports_v1_and_v2_on_triple_for_a_dubbo_provider() {
     let discovery = Arc::new(MemoryServiceDiscovery::new());
-    let v1 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let v2 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let fetches = Fetches::default();
     let config = load(&[
         ("dubbo.application.name", "msp-app"),
         ("dubbo.application.register-mode", "instance"),
         ("dubbo.application.metadata-service-protocol", "tri"),
     ]);
-    let p = Rubbo::builder()
-        .config(&config)
-        .port(0)
-        .service_discovery(discovery.clone())
-        .filter("count-v1", counting("getMetadataInfo", v1.clone()))
-        .filter("count-v2", counting("GetMetadataInfo", v2.clone()))
+    let p = fetches
+        .counted(
+            Rubbo::builder()
+                .config(&config)
+                .port(0)
+                .service_discovery(discovery.clone()),
+        )
         .build()
         .unwrap();
     let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
@@ -452,9 +473,8 @@ async fn metadata_service_protocol_tri_exports_v1_and_v2_on_triple_for_a_dubbo_p
 
     // As Java's tripleConfigured: the MetadataService protocol `tri` means V2 is
     // exported and advertised, though no service uses Triple.
-    let instance = discovery.instances("msp-app").await.unwrap()[0].clone();
+    let (instance, params) = advertised(&discovery, "msp-app").await;
     assert_eq!(instance.metadata["meta-v"], "2.0.0");
-    let params = rubbo_metadata::parse_url_params(&instance);
     assert_eq!(params["protocol"], "tri", "{params:?}");
     assert_eq!(params["version"], "2.0.0");
     let tri_port = params["port"].clone();
@@ -466,12 +486,8 @@ async fn metadata_service_protocol_tri_exports_v1_and_v2_on_triple_for_a_dubbo_p
     );
 
     let c = discover_and_call(&discovery, "msp-consumer").await;
-    assert_eq!(v2.load(std::sync::atomic::Ordering::SeqCst), 1, "V2 fetch");
-    assert_eq!(
-        v1.load(std::sync::atomic::Ordering::SeqCst),
-        0,
-        "no V1 fetch"
-    );
+    assert_eq!(fetches.v2(), 1, "V2 fetch");
+    assert_eq!(fetches.v1(), 0, "no V1 fetch");
     // V1 is served on Triple too (same server), not on dubbo.
     let tri = format!("tri://127.0.0.1:{tri_port}");
     assert_eq!(
@@ -487,33 +503,25 @@ async fn metadata_service_protocol_tri_exports_v1_and_v2_on_triple_for_a_dubbo_p
 #[tokio::test]
 async fn metadata_service_protocol_dubbo_exports_only_v1_for_a_triple_provider() {
     let discovery = Arc::new(MemoryServiceDiscovery::new());
-    let v1 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let v2 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let p = tri_provider(&discovery, "msp-app")
-        .metadata_service_protocol("dubbo")
-        .filter("count-v1", counting("getMetadataInfo", v1.clone()))
-        .filter("count-v2", counting("GetMetadataInfo", v2.clone()))
+    let fetches = Fetches::default();
+    let p = fetches
+        .counted(tri_provider(&discovery, "msp-app").metadata_service_protocol("dubbo"))
         .build()
         .unwrap();
     let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
     assert_eq!(who.protocol(), Some("tri"));
 
     // Not `tri`: Java exports no V2, though the services use Triple.
-    let instance = discovery.instances("msp-app").await.unwrap()[0].clone();
+    let (instance, params) = advertised(&discovery, "msp-app").await;
     assert_eq!(instance.metadata["meta-v"], "1.0.0");
-    let params = rubbo_metadata::parse_url_params(&instance);
     assert_eq!(params["protocol"], "dubbo", "{params:?}");
     assert_eq!(params["version"], "1.0.0");
     let dubbo_port = params["port"].clone();
     assert_ne!(dubbo_port, who.port().to_string(), "its own dubbo server");
 
     let c = discover_and_call(&discovery, "msp-consumer").await;
-    assert_eq!(v1.load(std::sync::atomic::Ordering::SeqCst), 1, "V1 fetch");
-    assert_eq!(
-        v2.load(std::sync::atomic::Ordering::SeqCst),
-        0,
-        "no V2 fetch"
-    );
+    assert_eq!(fetches.v1(), 1, "V1 fetch");
+    assert_eq!(fetches.v2(), 0, "no V2 fetch");
     let dubbo = format!("dubbo://127.0.0.1:{dubbo_port}");
     assert_eq!(
         v1_service_name(&c, &dubbo).await.unwrap().as_deref(),
@@ -526,31 +534,23 @@ async fn metadata_service_protocol_dubbo_exports_only_v1_for_a_triple_provider()
 #[tokio::test]
 async fn only_use_metadata_v2_serves_v2_alone_on_a_triple_provider() {
     let discovery = Arc::new(MemoryServiceDiscovery::new());
-    let v1 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let v2 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let fetches = Fetches::default();
     // Java's camelCase spelling of the key.
     let config = load(&[("dubbo.application.onlyUseMetadataV2", "true")]);
-    let p = tri_provider(&discovery, "msp-app")
-        .config(&config)
-        .filter("count-v1", counting("getMetadataInfo", v1.clone()))
-        .filter("count-v2", counting("GetMetadataInfo", v2.clone()))
+    let p = fetches
+        .counted(tri_provider(&discovery, "msp-app").config(&config))
         .build()
         .unwrap();
     let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
 
-    let instance = discovery.instances("msp-app").await.unwrap()[0].clone();
+    let (instance, params) = advertised(&discovery, "msp-app").await;
     assert_eq!(instance.metadata["meta-v"], "2.0.0");
-    let params = rubbo_metadata::parse_url_params(&instance);
     assert_eq!(params["protocol"], "tri", "{params:?}");
     assert_eq!(params["port"], who.port().to_string());
 
     let c = discover_and_call(&discovery, "msp-consumer").await;
-    assert_eq!(v2.load(std::sync::atomic::Ordering::SeqCst), 1, "V2 fetch");
-    assert_eq!(
-        v1.load(std::sync::atomic::Ordering::SeqCst),
-        0,
-        "no V1 fetch"
-    );
+    assert_eq!(fetches.v2(), 1, "V2 fetch");
+    assert_eq!(fetches.v1(), 0, "no V1 fetch");
     let tri = format!("tri://127.0.0.1:{}", who.port());
     assert!(v1_service_name(&c, &tri).await.is_err(), "no V1 exported");
     p.shutdown().await;
@@ -560,16 +560,14 @@ async fn only_use_metadata_v2_serves_v2_alone_on_a_triple_provider() {
 #[tokio::test]
 async fn only_use_metadata_v2_without_triple_keeps_v1() {
     let discovery = Arc::new(MemoryServiceDiscovery::new());
-    let v1 = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let p = provider(&discovery, "msp-app")
-        .only_use_metadata_v2(true)
-        .filter("count-v1", counting("getMetadataInfo", v1.clone()))
+    let fetches = Fetches::default();
+    let p = fetches
+        .counted(provider(&discovery, "msp-app").only_use_metadata_v2(true))
         .build()
         .unwrap();
     let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
-    let instance = discovery.instances("msp-app").await.unwrap()[0].clone();
+    let (instance, params) = advertised(&discovery, "msp-app").await;
     assert_eq!(instance.metadata["meta-v"], "1.0.0");
-    let params = rubbo_metadata::parse_url_params(&instance);
     assert_eq!(params["protocol"], "dubbo", "{params:?}");
     assert_eq!(
         params["port"],
@@ -577,7 +575,7 @@ async fn only_use_metadata_v2_without_triple_keeps_v1() {
         "the services' server"
     );
     let c = discover_and_call(&discovery, "msp-consumer").await;
-    assert_eq!(v1.load(std::sync::atomic::Ordering::SeqCst), 1, "V1 fetch");
+    assert_eq!(fetches.v1(), 1, "V1 fetch");
     p.shutdown().await;
     c.shutdown().await;
 }
