@@ -23,7 +23,7 @@ use zookeeper_client::{Client, Error as ZkError, EventType, OneshotWatcher};
 
 use crate::nodes::NodeModes;
 use crate::paths;
-use crate::session::SessionShared;
+use crate::session::{Conn, SessionShared};
 use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
 
 mod instance_watch;
@@ -424,19 +424,41 @@ impl Followed for Mapping {
     }
 }
 
+/// The current session's connection, waiting while there is none; `None` once the
+/// session owner or every receiver of `tx` is gone.
+async fn connected<T>(
+    rx: &mut watch::Receiver<Option<Conn>>,
+    tx: &watch::Sender<T>,
+) -> Option<Conn> {
+    loop {
+        if let Some(conn) = rx.borrow_and_update().clone() {
+            return Some(conn);
+        }
+        tokio::select! {
+            changed = rx.changed() => changed.ok()?,
+            () = tx.closed() => return None,
+        }
+    }
+}
+
+/// Waits out the backoff after `failures` failed reads in a row (100 ms doubling, at
+/// most 1.6 s); false once every receiver of `tx` is gone.
+async fn back_off<T>(failures: u32, tx: &watch::Sender<T>) -> bool {
+    let wait = Duration::from_millis(100u64 << failures.min(4));
+    tokio::select! {
+        () = tokio::time::sleep(wait) => true,
+        () = tx.closed() => false,
+    }
+}
+
 /// Keeps `tx` equal to what `node` reads, reading again when its watches fire or a new
 /// session starts, with a backoff after failures, until every receiver is gone.
 async fn follow<F: Followed>(inner: Arc<Inner>, node: F, tx: watch::Sender<Arc<F::Value>>) {
     let mut rx = inner.session.conn.subscribe();
     let mut failures = 0u32;
     loop {
-        let conn = rx.borrow_and_update().clone();
-        let Some(conn) = conn else {
-            tokio::select! {
-                changed = rx.changed() => if changed.is_err() { return },
-                () = tx.closed() => return,
-            }
-            continue;
+        let Some(conn) = connected(&mut rx, &tx).await else {
+            return;
         };
         match node.read(&inner, &conn.client).await {
             Ok((value, wake)) => {
@@ -463,10 +485,8 @@ async fn follow<F: Followed>(inner: Arc<Inner>, node: F, tx: watch::Sender<Arc<F
                 if failures == 1 {
                     warn!(node = %node.path(), error = %e, "cannot read a watched node; retrying");
                 }
-                let wait = Duration::from_millis(100u64 << failures.min(4));
-                tokio::select! {
-                    () = tokio::time::sleep(wait) => {}
-                    () = tx.closed() => return,
+                if !back_off(failures, &tx).await {
+                    return;
                 }
             }
         }

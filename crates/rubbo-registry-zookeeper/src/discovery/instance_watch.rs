@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -17,7 +16,7 @@ use tokio::sync::watch;
 use tracing::{debug, warn};
 use zookeeper_client::{Client, Error as ZkError, EventType, OneshotWatcher};
 
-use super::Inner;
+use super::{Inner, back_off, connected};
 use crate::session::Conn;
 
 /// A fired data watch: the child, the generation of the read that set it, the event.
@@ -217,13 +216,8 @@ async fn follow_instances(
     let mut rx = inner.session.conn.subscribe();
     let mut failures = 0u32;
     loop {
-        let conn = rx.borrow_and_update().clone();
-        let Some(conn) = conn else {
-            tokio::select! {
-                changed = rx.changed() => if changed.is_err() { return },
-                () = tx.closed() => return,
-            }
-            continue;
+        let Some(conn) = connected(&mut rx, tx).await else {
+            return;
         };
         // Watches do not outlive their session: a new one starts from nothing.
         let mut state = AppState::new(app, &path);
@@ -259,10 +253,8 @@ async fn follow_instances(
                 if failures == 1 {
                     warn!(node = %path, error = %e, "cannot read the instances; retrying");
                 }
-                let wait = Duration::from_millis(100u64 << failures.min(4));
-                tokio::select! {
-                    () = tokio::time::sleep(wait) => {}
-                    () = tx.closed() => return,
+                if !back_off(failures, tx).await {
+                    return;
                 }
             }
         }
