@@ -915,31 +915,25 @@ fn respond(
     let header_attachments = result.take_header_attachments();
     let (outcome, attachments) = result.into_parts();
     let encoding = coding.reply(&header_attachments);
+    let cannot_encode = |e: &dyn std::fmt::Display| {
+        warn!(method, error = %e, "cannot encode the response");
+        refuse(
+            StatusCode::OK,
+            Code::Internal,
+            &format!("cannot encode the response: {e}"),
+        )
+    };
     let wrapped = match TripleResponseWrapper::for_outcome(&outcome, serialize_type) {
         Ok(w) => w.encode_to_vec(),
-        Err(e) => {
-            warn!(method, error = %e, "cannot encode the response");
-            return refuse(
-                StatusCode::OK,
-                Code::Internal,
-                &format!("cannot encode the response: {e}"),
-            );
-        }
+        Err(e) => return cannot_encode(&e),
     };
     if let Err(e) = status::check_outgoing(wrapped.len(), max, "reply") {
         warn!(method, error = %e, "reply too large");
         return failed(&e, method);
     }
-    let data = match frame::encode_with(&wrapped, encoding).map_err(|e| e.to_string()) {
+    let data = match frame::encode_with(&wrapped, encoding) {
         Ok(d) => d,
-        Err(e) => {
-            warn!(method, error = %e, "cannot encode the response");
-            return refuse(
-                StatusCode::OK,
-                Code::Internal,
-                &format!("cannot encode the response: {e}"),
-            );
-        }
+        Err(e) => return cannot_encode(&e),
     };
     let mut r = answered(data, &attachments, &header_attachments, encoding);
     if let Outcome::Exception(e) = &outcome {
