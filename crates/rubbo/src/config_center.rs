@@ -16,7 +16,7 @@ use rubbo_registry::{
     SharedDynamicConfiguration,
 };
 use tokio::sync::OnceCell;
-use tracing::info;
+use tracing::{info, warn};
 
 /// Where the config center comes from.
 #[derive(Clone, Default)]
@@ -253,7 +253,14 @@ impl DynamicConfiguration for Counted {
                 (entry.0 == 1).then(|| entry.1.clone())
             };
             if let Some(counter) = first {
-                self.inner.add_listener(key, group, counter).await?;
+                // Counting is not worth failing the caller's listener, which is in:
+                // the next listener of the key tries again.
+                if let Err(e) = self.inner.add_listener(key, group, counter).await {
+                    warn!(key, group, error = %e, "config changes of this key not counted");
+                    self.counters
+                        .lock()
+                        .remove(&(key.to_owned(), group.to_owned()));
+                }
             }
             Ok(content)
         })
