@@ -127,15 +127,26 @@ impl RubboBuilder {
     where
         D: ServiceDiscovery + ServiceNameMapping,
     {
-        self.app_discovery.backends.push(Backend {
+        self.app_discovery.backends.push(Backend::given(discovery));
+        self
+    }
+}
+
+impl Backend {
+    /// A registry given in code: one object discovers and maps, the application
+    /// keeps it, cluster `default`, no metadata report.
+    fn given<D>(discovery: Arc<D>) -> Backend
+    where
+        D: ServiceDiscovery + ServiceNameMapping,
+    {
+        Backend {
             discovery: discovery.clone(),
             mapping: discovery,
             owned: false,
             cluster: "default".to_owned(),
             #[cfg(feature = "zookeeper")]
             report: None,
-        });
-        self
+        }
     }
 }
 

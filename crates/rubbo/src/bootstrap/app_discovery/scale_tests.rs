@@ -115,14 +115,7 @@ async fn one_instance_joining_among_100000() {
     let d = Arc::new(discovery.clone());
     let registry = ServiceDiscoveryRegistry::new(
         Url::parse("service-discovery-registry://127.0.0.1/r").unwrap(),
-        vec![Backend {
-            discovery: d.clone(),
-            mapping: d,
-            owned: false,
-            cluster: "default".to_owned(),
-            #[cfg(feature = "zookeeper")]
-            report: None,
-        }],
+        vec![Backend::given(d)],
         Arc::new(known),
         Backoff::default(),
         Duration::from_secs(5),

@@ -107,14 +107,7 @@ fn fixture() -> Fixture {
     let discovery = MemoryServiceDiscovery::new();
     let script = Arc::new(Script::default());
     let d = Arc::new(discovery.clone());
-    let backend = Backend {
-        discovery: d.clone(),
-        mapping: d,
-        owned: false,
-        cluster: "default".to_owned(),
-        #[cfg(feature = "zookeeper")]
-        report: None,
-    };
+    let backend = Backend::given(d);
     let registry = ServiceDiscoveryRegistry::new(
         Url::parse("service-discovery-registry://127.0.0.1/r").unwrap(),
         vec![backend],

@@ -306,11 +306,8 @@ async fn consumer_child() {
             let registry = ServiceDiscoveryRegistry::new(
                 registry_url.with_protocol("service-discovery-registry"),
                 vec![Backend {
-                    discovery: d.clone(),
-                    mapping: d.clone(),
-                    owned: false,
-                    cluster: "default".to_owned(),
                     report: Some(d.clone()),
+                    ..Backend::given(d.clone())
                 }],
                 Arc::new(fetcher),
                 Backoff::default(),
