@@ -10,9 +10,10 @@
 use std::sync::Arc;
 
 use opentelemetry::trace::{SpanId, TracerProvider as _};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, Sampler, SdkTracerProvider};
 use rubbo_common::{BoxInvoker, Filter, Invocation, InvokeFuture, Invoker, RpcResult, Url};
 use rubbo_metrics::{TraceContext, TracingFilter};
+use tracing::subscriber::DefaultGuard;
 use tracing_subscriber::layer::SubscriberExt;
 
 /// A provider's service: calls `downstream` if any, answers what it received.
@@ -79,15 +80,24 @@ fn traced(service: Service, seen: &Arc<parking_lot::Mutex<Vec<String>>>) -> BoxI
     }))
 }
 
-#[tokio::test]
-async fn exported_spans_chain_and_carry_the_wire_ids() {
+/// A tracer provider exporting spans in memory through the OpenTelemetry layer (with `sampler`, else the
+/// SDK's default), while the guard holds this thread's default subscriber.
+fn capture(sampler: Option<Sampler>) -> (SdkTracerProvider, InMemorySpanExporter, DefaultGuard) {
     let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
+    let mut builder = SdkTracerProvider::builder().with_simple_exporter(exporter.clone());
+    if let Some(sampler) = sampler {
+        builder = builder.with_sampler(sampler);
+    }
+    let provider = builder.build();
     let subscriber = tracing_subscriber::registry()
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("rubbo-test")));
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let guard = tracing::subscriber::set_default(subscriber);
+    (provider, exporter, guard)
+}
+
+#[tokio::test]
+async fn exported_spans_chain_and_carry_the_wire_ids() {
+    let (provider, exporter, _guard) = capture(None);
 
     let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let leaf = traced(
@@ -176,15 +186,8 @@ async fn exported_spans_chain_and_carry_the_wire_ids() {
 /// unsampled flag on.
 #[tokio::test]
 async fn an_unsampled_caller_is_followed() {
-    use opentelemetry_sdk::trace::Sampler;
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOn)))
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("rubbo-test")));
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (provider, exporter, _guard) =
+        capture(Some(Sampler::ParentBased(Box::new(Sampler::AlwaysOn))));
 
     let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let leaf = traced(
