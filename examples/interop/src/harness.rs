@@ -1,5 +1,6 @@
-//! Helpers the interop driver binaries share: writing a rule through Java's own
-//! `DynamicConfiguration`, and polling a condition with a bound.
+//! Helpers the interop binaries share: writing a rule through Java's own
+//! `DynamicConfiguration`, polling a condition with a bound, and waiting for the
+//! signal that stops a provider.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -84,5 +85,29 @@ where
             return false;
         }
         tokio::time::sleep(every).await;
+    }
+}
+
+/// Waits for SIGTERM or Ctrl-C (Ctrl-C only where there is no SIGTERM), what stops
+/// an interop provider so that it shuts down gracefully.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

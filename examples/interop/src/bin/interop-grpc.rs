@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 use interop::grpc_testing;
+use interop::harness::shutdown_signal;
 use rubbo::Rubbo;
 
 /// grpc.testing.TestService over Triple: serve it, or run the interop cases.
@@ -126,27 +127,5 @@ async fn main() -> Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
-    }
-}
-
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use interop::harness::shutdown_signal;
 use interop::{InteropProvider, InteropService, InteropServiceClient, InteropServiceServer, User};
 use rubbo::config::Config;
 use rubbo::{RpcError, Rubbo};
@@ -138,19 +139,4 @@ async fn main() -> Result<()> {
     eprintln!("shutting down");
     rubbo.shutdown().await;
     Ok(())
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }
