@@ -500,6 +500,102 @@ async fn metadata_service_protocol_tri_exports_v1_and_v2_on_triple_for_a_dubbo_p
     c.shutdown().await;
 }
 
+/// A port nothing listens on now (bound, then released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+#[tokio::test]
+async fn metadata_service_port_gives_metadata_service_a_server_of_its_own() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let fetches = Fetches::default();
+    let port = free_port();
+    // Java's application-parameter spelling of the key.
+    let config = load(&[
+        ("dubbo.application.name", "msp-app"),
+        ("dubbo.application.register-mode", "instance"),
+        (
+            "dubbo.application.parameters.metadata-service-port",
+            &port.to_string(),
+        ),
+    ]);
+    let p = fetches
+        .counted(
+            Rubbo::builder()
+                .config(&config)
+                .port(0)
+                .service_discovery(discovery.clone()),
+        )
+        .build()
+        .unwrap();
+    let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+    assert_eq!(who.protocol(), Some("dubbo"));
+    assert_ne!(who.port(), port);
+
+    // The instance advertises MetadataService V1 on the port asked for, not on the
+    // services' server, and a consumer fetches the metadata there.
+    let (instance, params) = advertised(&discovery, "msp-app").await;
+    assert_eq!(instance.metadata["meta-v"], "1.0.0");
+    assert_eq!(params["protocol"], "dubbo", "{params:?}");
+    assert_eq!(params["port"], port.to_string(), "{params:?}");
+    let c = discover_and_call(&discovery, "msport-consumer").await;
+    assert_eq!(fetches.v1(), 1, "V1 fetch");
+    let at = format!("dubbo://127.0.0.1:{port}");
+    assert_eq!(
+        v1_service_name(&c, &at).await.unwrap().as_deref(),
+        Some("msp-app")
+    );
+    let services = format!("dubbo://127.0.0.1:{}", who.port());
+    assert!(
+        v1_service_name(&c, &services).await.is_err(),
+        "no MetadataService on the services' server"
+    );
+    p.shutdown().await;
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn metadata_service_port_minus_one_is_a_free_port_for_v1_and_v2_on_triple() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let fetches = Fetches::default();
+    let config = load(&[("dubbo.application.metadata-service-port", "-1")]);
+    // The services on a port of their own: a free port (-1, or 0) shares the server
+    // of any other export of the protocol that asked for a free port.
+    let services = free_port();
+    let p = fetches
+        .counted(
+            Rubbo::builder()
+                .config(&config)
+                .application("msp-app")
+                .protocol("tri", services)
+                .register_mode("instance")
+                .service_discovery(discovery.clone()),
+        )
+        .build()
+        .unwrap();
+    let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+    assert_eq!((who.protocol(), who.port()), (Some("tri"), services));
+
+    // V2 (advertised) and V1 both on one Triple server of their own.
+    let (instance, params) = advertised(&discovery, "msp-app").await;
+    assert_eq!(instance.metadata["meta-v"], "2.0.0");
+    assert_eq!(params["protocol"], "tri", "{params:?}");
+    let port = params["port"].clone();
+    assert_ne!(port, who.port().to_string(), "not the services' server");
+    let c = discover_and_call(&discovery, "msport-tri-consumer").await;
+    assert_eq!(fetches.v2(), 1, "V2 fetch");
+    let at = format!("tri://127.0.0.1:{port}");
+    assert_eq!(
+        v1_service_name(&c, &at).await.unwrap().as_deref(),
+        Some("msp-app")
+    );
+    p.shutdown().await;
+    c.shutdown().await;
+}
+
 #[tokio::test]
 async fn metadata_service_protocol_dubbo_exports_only_v1_for_a_triple_provider() {
     let discovery = Arc::new(MemoryServiceDiscovery::new());

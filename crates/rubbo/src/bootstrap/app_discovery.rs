@@ -48,12 +48,51 @@ pub(super) struct Settings {
     local_rule: migration::listener::LocalRule,
     /// `dubbo.application.metadata-service-protocol`, when set.
     metadata_service_protocol: Option<String>,
+    /// `dubbo.application.metadata-service-port`, when set (0: a free port).
+    metadata_service_port: Option<u16>,
     /// `dubbo.application.only-use-metadata-v2`.
     only_use_metadata_v2: bool,
 }
 
 /// Java's `dubbo.application.only-use-metadata-v2` (`ApplicationConfig.onlyUseMetadataV2`).
 const ONLY_USE_METADATA_V2_KEY: &str = "only-use-metadata-v2";
+
+/// Java's `dubbo.application.metadata-service-port` (`ApplicationConfig.metadataServicePort`,
+/// and the application parameter of the same name).
+const METADATA_SERVICE_PORT_KEY: &str = "metadata-service-port";
+
+/// An application parameter (`dubbo.application.parameters.{key}`).
+fn app_parameter(key: &str) -> String {
+    format!("parameters.{key}")
+}
+
+/// A `metadata-service-port` value as Java's `InternalServiceConfigBuilder.port` takes
+/// it: `-1` (and 0) a free port, a port number that port. `param`: from the
+/// application's parameters, where Java ignores a value under -1.
+fn metadata_service_port(value: &str, param: bool) -> Option<u16> {
+    let v = value.trim();
+    match v.parse::<i64>() {
+        Ok(-1 | 0) => Some(0),
+        Ok(p) if param && p < -1 => None,
+        Ok(p) => match u16::try_from(p) {
+            Ok(p) => Some(p),
+            Err(_) => {
+                warn!(
+                    value = v,
+                    "invalid dubbo.application.metadata-service-port ignored"
+                );
+                None
+            }
+        },
+        Err(_) => {
+            warn!(
+                value = v,
+                "invalid dubbo.application.metadata-service-port ignored"
+            );
+            None
+        }
+    }
+}
 
 /// One application-level registry: its discovery and its mapping (the same object
 /// for ZooKeeper).
@@ -109,6 +148,21 @@ impl RubboBuilder {
         self
     }
 
+    /// The port MetadataService is exported on (Java's
+    /// `dubbo.application.metadata-service-port`; 0, or -1 in configuration: a free
+    /// port, whose server is shared with the protocol's other exports that asked for
+    /// a free port). A consumer calls MetadataService on this port for instances that
+    /// advertise no `dubbo.metadata-service.url-params`. Unset (the default),
+    /// it shares the server of its protocol's services, or gets a free port when no
+    /// service uses that protocol. MetadataService V2 (Triple) takes the same port
+    /// when V1 is on Triple too or not exported; V1 on another protocol keeps that
+    /// port to itself, and V2 then shares the services' Triple server (Java would
+    /// put both on one port unification server).
+    pub fn metadata_service_port(mut self, port: u16) -> Self {
+        self.app_discovery.metadata_service_port = Some(port);
+        self
+    }
+
     /// Exports MetadataService V2 only, no V1, when V2 is exported at all (Java's
     /// `dubbo.application.only-use-metadata-v2`, default `false`): with Triple
     /// configured (see [`metadata_service_protocol`](Self::metadata_service_protocol))
@@ -160,8 +214,25 @@ pub(super) fn apply_config(settings: &mut Settings, config: &rubbo_config::Confi
     if let Some(m) = app.attributes.get(keys::METADATA_TYPE_KEY) {
         settings.metadata_type = Some(m.clone());
     }
-    if let Some(p) = app.attributes.get(keys::METADATA_SERVICE_PROTOCOL_KEY) {
+    // Java reads the attribute, else the application parameter of the same name.
+    let protocol = app
+        .attributes
+        .get(keys::METADATA_SERVICE_PROTOCOL_KEY)
+        .filter(|p| !p.trim().is_empty())
+        .or_else(|| {
+            app.attributes
+                .get(&app_parameter(keys::METADATA_SERVICE_PROTOCOL_KEY))
+        });
+    if let Some(p) = protocol {
         settings.metadata_service_protocol = Some(p.trim().to_owned()).filter(|p| !p.is_empty());
+    }
+    if let Some(p) = app.attributes.get(METADATA_SERVICE_PORT_KEY) {
+        settings.metadata_service_port = metadata_service_port(p, false);
+    } else if let Some(p) = app
+        .attributes
+        .get(&app_parameter(METADATA_SERVICE_PORT_KEY))
+    {
+        settings.metadata_service_port = metadata_service_port(p, true);
     }
     if let Some(v) = app.attributes.get(ONLY_USE_METADATA_V2_KEY) {
         // The schema checked `true` or `false`.
@@ -215,17 +286,20 @@ async fn export_internal(
     rubbo: &Rubbo,
     at: &Url,
     protocol: &str,
-    fallback_port: u16,
+    port: InternalPort,
     descriptor: &'static ServiceDescriptor,
     version: Option<&str>,
     into_invoker: impl FnOnce(Url) -> rubbo_common::BoxInvoker,
 ) -> Result<Url, RpcError> {
-    let port = rubbo
-        .inner
-        .exports
-        .iter()
-        .find(|(p, _)| p == protocol)
-        .map_or(fallback_port, |(_, port)| *port);
+    let port = match port {
+        InternalPort::Fixed(port) => port,
+        InternalPort::Shared { fallback } => rubbo
+            .inner
+            .exports
+            .iter()
+            .find(|(p, _)| p == protocol)
+            .map_or(fallback, |(_, port)| *port),
+    };
     let mut url = rubbo
         .provider_url_on(descriptor, protocol, port)?
         .with_host(at.host().unwrap_or(&rubbo.inner.host));
@@ -250,6 +324,15 @@ async fn export_internal(
     Ok(url)
 }
 
+/// Where an internal service (MetadataService) is exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InternalPort {
+    /// On the server of its protocol's services, else on `fallback` (0: a free port).
+    Shared { fallback: u16 },
+    /// On this port (`metadata-service-port`; 0: a free port).
+    Fixed(u16),
+}
+
 /// The parsed register mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -272,6 +355,8 @@ pub(super) struct AppDiscovery {
     local_rule: migration::listener::LocalRule,
     /// `dubbo.application.metadata-service-protocol`, when set.
     metadata_service_protocol: Option<String>,
+    /// `dubbo.application.metadata-service-port`, when set (0: a free port).
+    metadata_service_port: Option<u16>,
     /// `dubbo.application.only-use-metadata-v2`.
     only_use_metadata_v2: bool,
     /// The application-level registry of references, made at the first one.
@@ -347,6 +432,7 @@ impl AppDiscovery {
             threshold,
             local_rule: settings.local_rule.clone(),
             metadata_service_protocol: settings.metadata_service_protocol.clone(),
+            metadata_service_port: settings.metadata_service_port,
             only_use_metadata_v2: settings.only_use_metadata_v2,
             consumer: tokio::sync::OnceCell::new(),
             config_center,
@@ -585,6 +671,36 @@ impl AppDiscovery {
     /// server (a new one on a free port when no service uses the protocol, shared
     /// with V2 when both are on Triple).
     async fn export_metadata_service(&self, rubbo: &Rubbo, urls: &[Url]) -> Result<Url, RpcError> {
+        let (at, protocol) = self.metadata_service_v1_at(urls);
+        // A protocol no service uses gets a server on a free port, shared with V2
+        // when both are on Triple (servers are keyed by the port asked for).
+        let port = match self.metadata_service_port {
+            Some(port) => InternalPort::Fixed(port),
+            None if at.protocol() == Some(protocol) => InternalPort::Shared {
+                fallback: at.port(),
+            },
+            None => InternalPort::Shared { fallback: 0 },
+        };
+        let service = MetadataServiceServer::new(Arc::new(MetadataServiceImpl {
+            app: rubbo.application().to_owned(),
+            served: self.served.clone(),
+        }));
+        export_internal(
+            rubbo,
+            at,
+            protocol,
+            port,
+            &MetadataServiceServer::<MetadataServiceImpl>::SERVICE,
+            None,
+            |url| service.into_invoker(url),
+        )
+        .await
+    }
+
+    /// The service URL MetadataService V1 goes beside, and V1's protocol:
+    /// `metadata-service-protocol` when set, else dubbo when a service uses it, else
+    /// the first service's protocol.
+    fn metadata_service_v1_at<'u>(&'u self, urls: &'u [Url]) -> (&'u Url, &'u str) {
         let wanted = self
             .metadata_service_protocol
             .as_deref()
@@ -597,27 +713,7 @@ impl AppDiscovery {
             Some(p) => p.as_str(),
             None => at.protocol().unwrap_or(keys::defaults::PROTOCOL),
         };
-        // A protocol no service uses gets a server on a free port, shared with V2
-        // when both are on Triple (servers are keyed by the port asked for).
-        let fallback_port = if at.protocol() == Some(protocol) {
-            at.port()
-        } else {
-            0
-        };
-        let service = MetadataServiceServer::new(Arc::new(MetadataServiceImpl {
-            app: rubbo.application().to_owned(),
-            served: self.served.clone(),
-        }));
-        export_internal(
-            rubbo,
-            at,
-            protocol,
-            fallback_port,
-            &MetadataServiceServer::<MetadataServiceImpl>::SERVICE,
-            None,
-            |url| service.into_invoker(url),
-        )
-        .await
+        (at, protocol)
     }
 
     /// Exports MetadataService V2 (version 2.0.0, group = the application) on Triple,
@@ -635,11 +731,25 @@ impl AppDiscovery {
         let service = MetadataServiceV2Server::new(Arc::new(MetadataServiceV2Impl {
             served: self.served.clone(),
         }));
+        // `metadata-service-port` holds for V2 too, unless V1 took it on another
+        // protocol: one port serves one protocol here.
+        let v1_elsewhere = self.versions(rubbo).0 && self.metadata_service_v1_at(urls).1 != TRIPLE;
+        let port = match self.metadata_service_port {
+            Some(port) if !v1_elsewhere || port == 0 => InternalPort::Fixed(port),
+            Some(port) => {
+                info!(
+                    port,
+                    "metadata-service-port is MetadataService V1's (not on Triple); V2 shares the Triple server of the services"
+                );
+                InternalPort::Shared { fallback: 0 }
+            }
+            None => InternalPort::Shared { fallback: 0 },
+        };
         export_internal(
             rubbo,
             at,
             TRIPLE,
-            0,
+            port,
             &MetadataServiceV2Server::<MetadataServiceV2Impl>::SERVICE,
             Some(keys::METADATA_SERVICE_V2_VERSION),
             |url| service.into_invoker(url),
@@ -848,6 +958,7 @@ impl AppDiscovery {
                 let fetcher = Arc::new(consumer::ServiceFetcher {
                     protocols: rubbo.inner.protocols.clone(),
                     timeout,
+                    metadata_service_port: self.metadata_service_port,
                     #[cfg(feature = "zookeeper")]
                     reports: backends.iter().filter_map(|b| b.report.clone()).collect(),
                 });

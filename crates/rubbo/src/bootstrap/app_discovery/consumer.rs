@@ -63,6 +63,10 @@ pub(crate) trait MetadataFetcher: Send + Sync + std::fmt::Debug + 'static {
 pub(crate) struct ServiceFetcher {
     pub(crate) protocols: Arc<rubbo_common::ExtensionTable<dyn Protocol>>,
     pub(crate) timeout: Duration,
+    /// This application's `metadata-service-port` (Java's
+    /// `StandardMetadataServiceURLBuilder`): where the MetadataService of an instance
+    /// that advertises no url-params is called; unset, the instance port.
+    pub(crate) metadata_service_port: Option<u16>,
     /// The metadata reports of storage type `remote` (the ZooKeeper registries).
     #[cfg(feature = "zookeeper")]
     pub(crate) reports: Vec<Arc<rubbo_registry_zookeeper::ZookeeperServiceDiscovery>>,
@@ -147,10 +151,13 @@ pub(crate) fn metadata_version(instance: &ServiceInstance) -> MetadataVersion {
     }
 }
 
-/// The MetadataService URL of `instance`.
+/// The MetadataService URL of `instance`: from its url-params, else (as Java's
+/// `StandardMetadataServiceURLBuilder` for an instance without them) dubbo on
+/// `default_port` (the consumer's `metadata-service-port`) or the instance port.
 pub(crate) fn metadata_service_url(
     instance: &ServiceInstance,
     timeout: Duration,
+    default_port: Option<u16>,
 ) -> Result<Url, RpcError> {
     let mut params = parse_url_params(instance);
     let protocol = params
@@ -159,6 +166,7 @@ pub(crate) fn metadata_service_url(
     let port = params
         .remove(keys::PORT_KEY)
         .and_then(|p| p.trim().parse::<u16>().ok())
+        .or(default_port.filter(|p| *p > 0))
         .unwrap_or(instance.port);
     params.remove(keys::SIDE_KEY);
     let url = Url::parse(&format!(
@@ -196,15 +204,18 @@ impl MetadataFetcher for ServiceFetcher {
             return self.read_report(&instance.service_name, revision);
         }
         let version = metadata_version(instance);
-        let url = metadata_service_url(instance, self.timeout).map(|url| match version {
-            MetadataVersion::V1 => url,
-            MetadataVersion::V2 => url
-                .with_path(keys::METADATA_SERVICE_V2_INTERFACE)
-                .with_params([
-                    (keys::INTERFACE_KEY, keys::METADATA_SERVICE_V2_INTERFACE),
-                    (keys::VERSION_KEY, keys::METADATA_SERVICE_V2_VERSION),
-                ]),
-        });
+        let url =
+            metadata_service_url(instance, self.timeout, self.metadata_service_port).map(|url| {
+                match version {
+                    MetadataVersion::V1 => url,
+                    MetadataVersion::V2 => url
+                        .with_path(keys::METADATA_SERVICE_V2_INTERFACE)
+                        .with_params([
+                            (keys::INTERFACE_KEY, keys::METADATA_SERVICE_V2_INTERFACE),
+                            (keys::VERSION_KEY, keys::METADATA_SERVICE_V2_VERSION),
+                        ]),
+                }
+            });
         let protocols = self.protocols.clone();
         let revision = revision.to_owned();
         Box::pin(async move {

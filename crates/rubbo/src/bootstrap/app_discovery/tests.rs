@@ -716,3 +716,39 @@ async fn references_subscribing_together_fetch_a_revision_once() {
         "one fetch for both references"
     );
 }
+
+#[test]
+fn metadata_service_url_without_url_params_uses_the_configured_port_else_the_instance_port() {
+    use super::consumer::metadata_service_url;
+    // An instance written by a registry that keeps no metadata (Java's
+    // `StandardMetadataServiceURLBuilder.generateUrlWithoutMetadata`).
+    let instance = ServiceInstance::new("bare-app", "127.0.0.1", 8080);
+    let t = Duration::from_secs(5);
+    let url = metadata_service_url(&instance, t, Some(7001)).unwrap();
+    assert_eq!(url.protocol(), Some("dubbo"));
+    assert_eq!(url.port(), 7001);
+    assert_eq!(url.get_param("group"), Some("bare-app"));
+    assert_eq!(url.get_param("version"), Some("1.0.0"));
+    assert_eq!(
+        url.path(),
+        Some("org.apache.dubbo.metadata.MetadataService")
+    );
+    for unset in [None, Some(0)] {
+        assert_eq!(
+            metadata_service_url(&instance, t, unset).unwrap().port(),
+            8080
+        );
+    }
+    // url-params win over the configured port.
+    let mut advertised = instance.clone();
+    advertised.metadata.insert(
+        keys::METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME.to_owned(),
+        r#"{"port":"20881","protocol":"dubbo"}"#.to_owned(),
+    );
+    assert_eq!(
+        metadata_service_url(&advertised, t, Some(7001))
+            .unwrap()
+            .port(),
+        20881
+    );
+}

@@ -301,6 +301,7 @@ async fn consumer_child() {
             let fetcher = ServiceFetcher {
                 protocols: Arc::new(crate::bootstrap::protocols()),
                 timeout: Duration::from_secs(10),
+                metadata_service_port: None,
                 reports: vec![d.clone()],
             };
             let registry = ServiceDiscoveryRegistry::new(
