@@ -32,13 +32,19 @@ pub(crate) struct Measured {
     pub(crate) requests: u64,
     /// From the start of the measured window to the last completion.
     pub(crate) elapsed: Duration,
-    /// Per-call latency in nanoseconds.
-    pub(crate) latency: Histogram<u64>,
-    /// On-CPU time of the whole process (client and server) over the measured window.
+    /// Median latency of a call.
+    pub(crate) p50: Duration,
+    /// 99th percentile latency of a call.
+    pub(crate) p99: Duration,
+    /// On-CPU time of everything that served and made the calls over the measured
+    /// window: this process (client and server) for the in-process cells; this process
+    /// and the JVM(s) for the Java cells.
     pub(crate) cpu: Option<Duration>,
-    /// On-CPU time of the Triple cells' server runtime threads over the window.
+    /// On-CPU time of the server side over the window: the Triple cells' server
+    /// runtime threads, or the server's process for a server outside this one.
     pub(crate) server_cpu: Option<Duration>,
-    /// On-CPU time of the Triple cells' client runtime threads over the window.
+    /// On-CPU time of the client side over the window: the Triple cells' client
+    /// runtime threads, or this whole process when the server is outside it.
     pub(crate) client_cpu: Option<Duration>,
 }
 
@@ -48,7 +54,7 @@ impl Measured {
     }
 
     pub(crate) fn p50(&self) -> Duration {
-        Duration::from_nanos(self.latency.value_at_quantile(0.50))
+        self.p50
     }
 
     /// Process CPU time per call, client and server together.
@@ -71,7 +77,7 @@ impl Measured {
     }
 
     pub(crate) fn p99(&self) -> Duration {
-        Duration::from_nanos(self.latency.value_at_quantile(0.99))
+        self.p99
     }
 }
 
@@ -84,6 +90,19 @@ pub(crate) async fn run<C: EchoClient>(
     client: &C,
     inflight: usize,
     limits: Limits,
+) -> anyhow::Result<Measured> {
+    run_with_peer(client, inflight, limits, || None).await
+}
+
+/// [`run`], also reading `peer_cpu` (another process's CPU time: a server outside this
+/// process) at the start and the end of the measured window; its difference is
+/// [`Measured::server_cpu`], this process's is [`Measured::client_cpu`] and their sum
+/// [`Measured::cpu`].
+pub(crate) async fn run_with_peer<C: EchoClient>(
+    client: &C,
+    inflight: usize,
+    limits: Limits,
+    peer_cpu: impl Fn() -> Option<Duration>,
 ) -> anyhow::Result<Measured> {
     let start = Instant::now();
     let warm_end = start + limits.warmup;
@@ -117,6 +136,7 @@ pub(crate) async fn run<C: EchoClient>(
         let cpu_start = crate::cpu::process_cpu();
         let server_start = crate::cpu::named_cpu(crate::cpu::SERVER_THREADS);
         let client_start = crate::cpu::named_cpu(crate::cpu::CLIENT_THREADS);
+        let peer_start = peer_cpu();
         let mut total = Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_NS, 3)?;
         let mut requests = 0;
         let mut last = warm_end;
@@ -129,19 +149,28 @@ pub(crate) async fn run<C: EchoClient>(
         let since = |end: Option<Duration>, start: Option<Duration>| {
             end.zip(start).map(|(end, start)| end.saturating_sub(start))
         };
+        let peer = since(peer_cpu(), peer_start);
         let cpu = since(crate::cpu::process_cpu(), cpu_start);
-        let server_cpu = since(
-            crate::cpu::named_cpu(crate::cpu::SERVER_THREADS),
-            server_start,
-        );
-        let client_cpu = since(
-            crate::cpu::named_cpu(crate::cpu::CLIENT_THREADS),
-            client_start,
-        );
+        let (cpu, server_cpu, client_cpu) = match peer_start {
+            // A server in another process: this process is the client.
+            Some(_) => (cpu.zip(peer).map(|(c, p)| c + p), peer, cpu),
+            None => (
+                cpu,
+                since(
+                    crate::cpu::named_cpu(crate::cpu::SERVER_THREADS),
+                    server_start,
+                ),
+                since(
+                    crate::cpu::named_cpu(crate::cpu::CLIENT_THREADS),
+                    client_start,
+                ),
+            ),
+        };
         anyhow::Ok(Measured {
             requests,
             elapsed: last - warm_end,
-            latency: total,
+            p50: Duration::from_nanos(total.value_at_quantile(0.50)),
+            p99: Duration::from_nanos(total.value_at_quantile(0.99)),
             cpu,
             server_cpu,
             client_cpu,

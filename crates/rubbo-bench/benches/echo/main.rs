@@ -11,9 +11,11 @@ mod cpu;
 mod dubbo;
 mod grpc;
 mod h2;
+mod java;
 mod load;
 mod raw;
 mod report;
+mod results;
 #[path = "../common/settings.rs"]
 mod settings;
 mod tri_report;
@@ -46,15 +48,22 @@ struct Config {
     server_threads: usize,
     /// Worker threads of the Triple cells' client runtime.
     client_threads: usize,
+    /// Load put on the Java cells' JVMs before their first cell.
+    java_prewarm: Duration,
 }
 
 impl Config {
     fn from_env() -> anyhow::Result<Self> {
         let secs: f64 = env("RUBBO_BENCH_SECS", 1.0)?;
         let warmup: f64 = env("RUBBO_BENCH_WARMUP_SECS", (secs / 4.0).min(0.5))?;
+        let java_prewarm: f64 = env("RUBBO_BENCH_JAVA_PREWARM_SECS", 6.0)?;
         anyhow::ensure!(
             secs > 0.0 && secs <= 600.0 && (0.0..=60.0).contains(&warmup),
             "RUBBO_BENCH_SECS must be in (0, 600] and RUBBO_BENCH_WARMUP_SECS in [0, 60]"
+        );
+        anyhow::ensure!(
+            (0.1..=120.0).contains(&java_prewarm),
+            "RUBBO_BENCH_JAVA_PREWARM_SECS must be in [0.1, 120]"
         );
         Ok(Config {
             limits: Limits {
@@ -64,7 +73,10 @@ impl Config {
             },
             sizes: env_list("RUBBO_BENCH_SIZES", "16,4096")?,
             inflight: env_list("RUBBO_BENCH_INFLIGHT", "1,32,256")?,
-            systems: env_list("RUBBO_BENCH_SYSTEMS", "raw,tonic,rubbo")?,
+            systems: env_list(
+                "RUBBO_BENCH_SYSTEMS",
+                "raw,tonic,rubbo,rubbo-java,java-rubbo,java-java",
+            )?,
             threads: env("RUBBO_BENCH_THREADS", 2)?,
             rounds: env::<usize>("RUBBO_BENCH_ROUNDS", 3)?.clamp(1, 20),
             raw_coalesce: env::<u8>("RUBBO_BENCH_RAW_COALESCE", 1)? != 0,
@@ -74,12 +86,15 @@ impl Config {
             )?,
             server_threads: env::<usize>("RUBBO_BENCH_SERVER_THREADS", 1)?.max(1),
             client_threads: env::<usize>("RUBBO_BENCH_CLIENT_THREADS", 1)?.max(1),
+            java_prewarm: Duration::from_secs_f64(java_prewarm),
         })
     }
 }
 
 fn main() -> anyhow::Result<()> {
-    let config = Config::from_env()?;
+    let mut config = Config::from_env()?;
+    let out_dir = results::out_dir();
+    let load_before = loadavg();
     // Server and client share one multi-threaded runtime (same for all three systems).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.threads)
@@ -91,14 +106,61 @@ fn main() -> anyhow::Result<()> {
         server: named_runtime(cpu::SERVER_THREADS, config.server_threads)?,
         client: named_runtime(cpu::CLIENT_THREADS, config.client_threads)?,
     };
-    let rows = runtime.block_on(run_all(&config))?;
-    let tri_rows = runtime.block_on(run_triple(&config, &sides))?;
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    if !config.systems.is_empty() {
-        print!("{}", report::render(&rows, &config, load.trim()));
+    // The Java cells' JVMs (and their Rubbo provider), when they run.
+    let java = if config.systems.iter().any(|s| s.is_java()) {
+        runtime.block_on(start_java(&config))?
+    } else {
+        None
+    };
+    if java.is_none() {
+        config.systems.retain(|s| !s.is_java());
     }
-    print!("{}", tri_report::render(&tri_rows, &config));
+    let mut records = Vec::new();
+    let rows = runtime.block_on(async {
+        let mut java = java;
+        let rows = run_all(&config, java.as_mut(), &mut records).await;
+        if let Some(java) = java {
+            java.stop().await;
+        }
+        rows
+    })?;
+    let tri_rows = runtime.block_on(run_triple(&config, &sides, &mut records))?;
+    let load = loadavg();
+    let mut md = String::new();
+    if !config.systems.is_empty() {
+        md.push_str(&report::render(&rows, &config, &load));
+    }
+    md.push_str(&tri_report::render(&tri_rows, &config));
+    print!("{md}");
+    if let Some(dir) = out_dir {
+        results::write(&dir, &records, &md, &load_before, &load)?;
+    }
     Ok(())
+}
+
+/// The 1, 5 and 15 minute load averages.
+fn loadavg() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Starts the Java cells' JVMs, or says in one line why they are skipped.
+async fn start_java(config: &Config) -> anyhow::Result<Option<java::JavaSide>> {
+    match java::locate().await? {
+        Ok(command) => {
+            let side = java::JavaSide::start(&command, &config.sizes, config.java_prewarm)
+                .await
+                .context("starting the Java cells (RUBBO_BENCH_JAVA=0 skips them)")?;
+            Ok(Some(side))
+        }
+        Err(why) => {
+            eprintln!("Java cells skipped: {why}");
+            Ok(None)
+        }
+    }
 }
 
 fn named_runtime(name: &str, threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
@@ -115,7 +177,11 @@ struct Sides {
     client: tokio::runtime::Runtime,
 }
 
-async fn run_triple(config: &Config, sides: &Sides) -> anyhow::Result<Vec<TriRow>> {
+async fn run_triple(
+    config: &Config,
+    sides: &Sides,
+    records: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<Vec<TriRow>> {
     let mut rows = Vec::new();
     if config.triple.is_empty() {
         return Ok(rows);
@@ -141,6 +207,7 @@ async fn run_triple(config: &Config, sides: &Sides) -> anyhow::Result<Vec<TriRow
                             "{pair:>11} {size:>5} B x{inflight:<3} round {round}: error: {e:#}"
                         ),
                     }
+                    records.push(results::triple(pair, size, inflight, round, &result));
                     row.push(pair, result);
                 }
             }
@@ -222,7 +289,11 @@ async fn cell_triple(
     result
 }
 
-async fn run_all(config: &Config) -> anyhow::Result<Vec<Row>> {
+async fn run_all(
+    config: &Config,
+    mut java: Option<&mut java::JavaSide>,
+    records: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
     for &size in &config.sizes {
         let text: String = (0..size).map(|i| (b'a' + (i % 26) as u8) as char).collect();
@@ -238,10 +309,24 @@ async fn run_all(config: &Config) -> anyhow::Result<Vec<Row>> {
                         System::Raw => cell_raw(&text, inflight, config).await,
                         System::Tonic => cell_tonic(&text, inflight, config.limits).await,
                         System::Rubbo => cell_rubbo(leaked, inflight, config.limits).await,
+                        System::RubboJava | System::JavaRubbo | System::JavaJava => {
+                            let Some(java) = java.as_deref_mut() else {
+                                continue;
+                            };
+                            match system {
+                                System::RubboJava => {
+                                    java.rubbo_java(leaked, inflight, config.limits).await
+                                }
+                                System::JavaRubbo => {
+                                    java.java_rubbo(size, inflight, config.limits).await
+                                }
+                                _ => java.java_java(size, inflight, config.limits).await,
+                            }
+                        }
                     };
                     match &result {
                         Ok(m) => eprintln!(
-                            "{system:>5} {size:>5} B x{inflight:<3} round {round}: {:>9.0} req/s  p50 {:?}  p99 {:?}  cpu/call {:?}  ({} calls)",
+                            "{system:>10} {size:>5} B x{inflight:<3} round {round}: {:>9.0} req/s  p50 {:?}  p99 {:?}  cpu/call {:?}  ({} calls)",
                             m.throughput(),
                             m.p50(),
                             m.p99(),
@@ -249,9 +334,10 @@ async fn run_all(config: &Config) -> anyhow::Result<Vec<Row>> {
                             m.requests
                         ),
                         Err(e) => eprintln!(
-                            "{system:>5} {size:>5} B x{inflight:<3} round {round}: error: {e:#}"
+                            "{system:>10} {size:>5} B x{inflight:<3} round {round}: error: {e:#}"
                         ),
                     }
+                    records.push(results::dubbo(system, size, inflight, round, &result));
                     row.offer(system, result);
                 }
             }
