@@ -1,19 +1,20 @@
-//! The Java cells: Rubbo beside Java Dubbo 3.3.6 on the dubbo protocol, with
-//! `bench/java`'s provider (`BenchProvider`) and async client (`BenchClient`), the
-//! programs `bench/java/run` uses (built by the same Maven project, not copied).
+//! The Java cells: Rubbo beside Java Dubbo 3.3.6, with `bench/java`'s provider
+//! (`BenchProvider`) and async client (`BenchClient`), the programs `bench/java/run`
+//! uses (built by the same Maven project, not copied). For each protocol:
 //!
-//! - `rubbo-java`: this bench's Rubbo client ([`crate::dubbo::Client`], the `rubbo`
-//!   cell's client and load loop) calling a Java provider JVM.
-//! - `java-rubbo`: the Java client JVM calling a Rubbo provider in this process
-//!   ([`crate::dubbo::serve`], the `rubbo` cell's server) on 127.0.0.1.
+//! - `rubbo-java`: Rubbo's client calling a Java provider JVM (dubbo: this bench's
+//!   client and load loop, [`crate::dubbo::Client`]; Triple: the wrapper-mode client).
+//! - `java-rubbo`: the Java client JVM calling a Rubbo provider in this process (dubbo:
+//!   the `rubbo` cell's server, [`crate::dubbo::serve`]; Triple: the wrapper-mode
+//!   server on the Triple cells' server runtime) on 127.0.0.1.
 //! - `java-java`: the Java client JVM calling the Java provider JVM.
 //!
-//! The JVMs start once for the whole run, loopback-pinned (`LoopbackBind`, as
+//! A protocol's JVMs start once, before its cells, loopback-pinned (`LoopbackBind`, as
 //! `bench/java/run`), each client JVM connected to its server, and are put under load
 //! before the first cell (`RUBBO_BENCH_JAVA_PREWARM_SECS`) so that their JITs have
-//! compiled the call paths. Each is killed at the end (and on drop). The Java client
-//! runs a cell on command (one stdin line) and answers one JSON line; it measures its
-//! own calls/s, p50/p99 and process CPU time over its measured window.
+//! compiled the call paths. Each is killed after the protocol's cells (and on drop).
+//! The Java client runs a cell on command (one stdin line) and answers one JSON line;
+//! it measures its own calls/s, p50/p99 and process CPU time over its measured window.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -224,6 +225,12 @@ impl Jvm {
         process_cpu(self.pid, self.ticks_per_s)
     }
 
+    /// Reads this JVM's CPU time from anywhere (it holds no borrow).
+    fn cpu_reader(&self) -> Box<dyn Fn() -> Option<Duration> + Send + Sync> {
+        let (pid, ticks) = (self.pid, self.ticks_per_s);
+        Box::new(move || process_cpu(pid, ticks))
+    }
+
     /// Kills the JVM (a graceful Dubbo shutdown takes seconds and is not measured).
     async fn stop(mut self) {
         let _ = self.child.start_kill();
@@ -251,8 +258,13 @@ struct ClientReport {
 }
 
 impl JavaClient {
-    async fn start(java: &JavaCommand, what: &'static str, port: u16) -> anyhow::Result<Self> {
-        let url = format!("dubbo://127.0.0.1:{port}");
+    async fn start(
+        java: &JavaCommand,
+        what: &'static str,
+        protocol: &str,
+        port: u16,
+    ) -> anyhow::Result<Self> {
+        let url = format!("{protocol}://127.0.0.1:{port}");
         Ok(JavaClient(
             Jvm::start(
                 java,
@@ -357,26 +369,61 @@ impl JavaClient {
     }
 }
 
-/// The JVMs and the long-lived Rubbo provider of the Java cells.
+/// Which protocol a [`JavaSide`] speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// `dubbo://` (Hessian 2): the Rubbo side is the `rubbo` cell's server and client.
+    Dubbo,
+    /// `tri://` in wrapper mode (Java's `EchoService` interface, Hessian 2 inside): the
+    /// Rubbo side is `#[rubbo::service]` code through the bootstrap, the server on the
+    /// Triple cells' server runtime and the client on their client runtime.
+    Triple,
+}
+
+impl Protocol {
+    fn scheme(self) -> &'static str {
+        match self {
+            Protocol::Dubbo => "dubbo",
+            Protocol::Triple => "tri",
+        }
+    }
+}
+
+/// The Rubbo provider the Java client calls.
+enum RubboServer {
+    Dubbo(crate::dubbo::Server),
+    Triple(wrapper::Server),
+}
+
+/// The JVMs and the long-lived Rubbo provider of the Java cells of one protocol.
 pub(crate) struct JavaSide {
+    protocol: Protocol,
     provider: Jvm,
     provider_port: u16,
     /// The Java client connected to the Java provider.
     to_java: JavaClient,
-    /// The Rubbo provider the other Java client calls (the `rubbo` cell's server code).
-    rubbo: crate::dubbo::Server,
+    /// The Rubbo provider the other Java client calls.
+    rubbo: RubboServer,
+    /// Where the Rubbo provider runs (its runtime); the Triple client runs on `client`.
+    server_rt: tokio::runtime::Handle,
+    client_rt: tokio::runtime::Handle,
     /// The Java client connected to `rubbo`.
     to_rubbo: JavaClient,
 }
 
 impl JavaSide {
-    /// Starts the Java provider, the Rubbo provider and the two Java clients, then
-    /// prewarms both clients (and so both servers) for `prewarm` in all.
+    /// Starts the Java provider, the Rubbo provider (on `server_rt`) and the two Java
+    /// clients, then prewarms both clients (and so both servers) for `prewarm` in all.
+    /// Triple's Rubbo client runs on `client_rt`; dubbo's on the caller's runtime.
     pub(crate) async fn start(
         java: &JavaCommand,
+        protocol: Protocol,
         sizes: &[usize],
         prewarm: Duration,
+        server_rt: tokio::runtime::Handle,
+        client_rt: tokio::runtime::Handle,
     ) -> anyhow::Result<Self> {
+        let scheme = protocol.scheme();
         let port = free_port()?;
         let provider = Jvm::start(
             java,
@@ -384,26 +431,48 @@ impl JavaSide {
             "org.rubbo.bench.BenchProvider",
             &[
                 "--protocol".into(),
-                "dubbo".into(),
+                scheme.into(),
                 "--port".into(),
                 port.to_string(),
             ],
         )
         .await?;
-        let rubbo = crate::dubbo::serve().await.context("Rubbo provider")?;
+        let (rubbo, rubbo_port) = match protocol {
+            Protocol::Dubbo => {
+                let s = crate::dubbo::serve().await.context("Rubbo provider")?;
+                let port = s.addr.port();
+                (RubboServer::Dubbo(s), port)
+            }
+            Protocol::Triple => {
+                let s = server_rt
+                    .spawn(wrapper::serve())
+                    .await?
+                    .context("Rubbo Triple provider")?;
+                let port = s.port;
+                (RubboServer::Triple(s), port)
+            }
+        };
         let (to_java, to_rubbo) = tokio::try_join!(
-            JavaClient::start(java, "Java client of the Java provider", port),
-            JavaClient::start(java, "Java client of the Rubbo provider", rubbo.addr.port()),
+            JavaClient::start(java, "Java client of the Java provider", scheme, port),
+            JavaClient::start(
+                java,
+                "Java client of the Rubbo provider",
+                scheme,
+                rubbo_port
+            ),
         )?;
         let mut side = JavaSide {
+            protocol,
             provider,
             provider_port: port,
             to_java,
             rubbo,
+            server_rt,
+            client_rt,
             to_rubbo,
         };
         eprintln!(
-            "java: JVMs ready (provider pid {}), prewarming for {prewarm:?}",
+            "java: {scheme} JVMs ready (provider pid {}), prewarming for {prewarm:?}",
             side.provider.pid
         );
         let (a, b) = tokio::join!(
@@ -419,38 +488,74 @@ impl JavaSide {
         }
     }
 
-    /// `rubbo-java`: this bench's Rubbo client and load loop against the Java provider;
-    /// server CPU is the provider JVM's, client CPU this process's.
+    /// `rubbo-java`: Rubbo's client against the Java provider: dubbo's is this bench's
+    /// (the `rubbo` cell's client and load loop; client CPU: this process), Triple's the
+    /// wrapper-mode client on the client runtime (client CPU: its threads). Server CPU
+    /// is the provider JVM's.
     pub(crate) async fn rubbo_java(
         &self,
         text: &'static str,
         inflight: usize,
         limits: Limits,
     ) -> anyhow::Result<Measured> {
-        let addr = ([127, 0, 0, 1], self.provider_port).into();
-        let client = crate::dubbo::Client::connect(addr, text)
-            .await
-            .context("rubbo consumer")?;
-        let result = async {
-            crate::warm_check(&client).await?;
-            crate::load::run_with_peer(&client, inflight, limits, || self.provider.cpu()).await
+        let port = self.provider_port;
+        let peer = |client| crate::load::PeerCpu {
+            server: self.provider.cpu_reader(),
+            client,
+        };
+        match self.protocol {
+            Protocol::Dubbo => {
+                let addr = ([127, 0, 0, 1], port).into();
+                let client = crate::dubbo::Client::connect(addr, text)
+                    .await
+                    .context("rubbo consumer")?;
+                let result = async {
+                    crate::warm_check(&client).await?;
+                    let peer = peer(crate::cpu::process_cpu as fn() -> _);
+                    crate::load::run_with_peer(&client, inflight, limits, Some(peer)).await
+                }
+                .await;
+                client.close().await;
+                result
+            }
+            Protocol::Triple => {
+                let peer = peer(|| crate::cpu::named_cpu(crate::cpu::CLIENT_THREADS));
+                self.client_rt
+                    .spawn(async move {
+                        let client = wrapper::Client::connect(port, text.to_owned()).await?;
+                        let result = async {
+                            crate::warm_check(&client).await?;
+                            crate::load::run_with_peer(&client, inflight, limits, Some(peer)).await
+                        }
+                        .await;
+                        client.close().await;
+                        result
+                    })
+                    .await
+                    .context("the client task panicked")?
+            }
         }
-        .await;
-        client.close().await;
-        result
     }
 
-    /// `java-rubbo`: the Java client against the Rubbo provider in this process; server
-    /// CPU is this process's (nothing else runs in it meanwhile), client CPU the JVM's.
+    /// The Rubbo provider's CPU time: this process's for dubbo (nothing else runs in
+    /// it meanwhile), the server runtime's threads for Triple.
+    fn rubbo_server_cpu(&self) -> fn() -> Option<Duration> {
+        match self.protocol {
+            Protocol::Dubbo => crate::cpu::process_cpu,
+            Protocol::Triple => || crate::cpu::named_cpu(crate::cpu::SERVER_THREADS),
+        }
+    }
+
+    /// `java-rubbo`: the Java client against the Rubbo provider; client CPU is the
+    /// JVM's.
     pub(crate) async fn java_rubbo(
         &mut self,
         size: usize,
         inflight: usize,
         limits: Limits,
     ) -> anyhow::Result<Measured> {
-        self.to_rubbo
-            .cell(size, inflight, limits, crate::cpu::process_cpu)
-            .await
+        let server_cpu = self.rubbo_server_cpu();
+        self.to_rubbo.cell(size, inflight, limits, server_cpu).await
     }
 
     /// `java-java`: the Java client against the Java provider; server CPU is the
@@ -472,6 +577,105 @@ impl JavaSide {
         self.to_java.0.stop().await;
         self.to_rubbo.0.stop().await;
         self.provider.stop().await;
-        self.rubbo.stop().await;
+        match self.rubbo {
+            RubboServer::Dubbo(s) => s.stop().await,
+            RubboServer::Triple(s) => {
+                let _ = self.server_rt.spawn(s.stop()).await;
+            }
+        }
+    }
+}
+
+/// Rubbo over Triple in wrapper mode: `org.rubbo.bench.EchoService:1.0.0` as Java
+/// declares it (`String echo(String)`), through the bootstrap, as the Java programs
+/// call and serve it.
+mod wrapper {
+    use std::sync::Arc;
+
+    use anyhow::{Context, ensure};
+    use rubbo::{RpcError, Rubbo};
+
+    /// `org.rubbo.bench.EchoService` version `1.0.0`, its `echo` method.
+    #[rubbo::service(interface = "org.rubbo.bench.EchoService", version = "1.0.0")]
+    pub(crate) trait EchoService {
+        /// `String echo(String s)`.
+        async fn echo(&self, s: Option<String>) -> Result<Option<String>, RpcError>;
+    }
+
+    #[derive(Debug)]
+    struct Echo;
+
+    impl EchoService for Echo {
+        async fn echo(&self, s: Option<String>) -> Result<Option<String>, RpcError> {
+            Ok(s)
+        }
+    }
+
+    /// A provider on `tri://127.0.0.1:{port}`; call [`Server::stop`] on its runtime.
+    pub(crate) struct Server {
+        pub(crate) port: u16,
+        rubbo: Rubbo,
+    }
+
+    impl Server {
+        pub(crate) async fn stop(self) {
+            self.rubbo.shutdown().await;
+        }
+    }
+
+    /// Exports the echo on a free port (call it on the server's runtime).
+    pub(crate) async fn serve() -> anyhow::Result<Server> {
+        let rubbo = Rubbo::builder()
+            .application("bench-provider")
+            .protocol("tri", 0)
+            .build()?;
+        let url = rubbo.export(EchoServiceServer::new(Arc::new(Echo))).await?;
+        Ok(Server {
+            port: url.port(),
+            rubbo,
+        })
+    }
+
+    /// The generated client on one connection (the bootstrap's `refer_url`); cheap to
+    /// clone.
+    #[derive(Clone)]
+    pub(crate) struct Client {
+        rubbo: Rubbo,
+        inner: EchoServiceClient,
+        payload: String,
+    }
+
+    impl Client {
+        /// Connects (call it on the client's runtime).
+        pub(crate) async fn connect(port: u16, payload: String) -> anyhow::Result<Self> {
+            let rubbo = Rubbo::builder().application("bench-consumer").build()?;
+            let invoker = rubbo
+                .refer_url(
+                    &EchoServiceClient::SERVICE,
+                    &format!("tri://127.0.0.1:{port}"),
+                )
+                .await
+                .context("referring the Java provider over Triple")?;
+            Ok(Client {
+                rubbo,
+                inner: EchoServiceClient::new(invoker),
+                payload,
+            })
+        }
+
+        pub(crate) async fn close(self) {
+            self.rubbo.shutdown().await;
+        }
+    }
+
+    impl crate::load::EchoClient for Client {
+        async fn echo(&self) -> anyhow::Result<()> {
+            let reply = self.inner.echo(Some(self.payload.clone())).await?;
+            ensure!(
+                reply.as_deref() == Some(self.payload.as_str()),
+                "the Triple echo returned another string"
+            );
+            Ok(())
+        }
     }
 }

@@ -91,18 +91,25 @@ pub(crate) async fn run<C: EchoClient>(
     inflight: usize,
     limits: Limits,
 ) -> anyhow::Result<Measured> {
-    run_with_peer(client, inflight, limits, || None).await
+    run_with_peer(client, inflight, limits, None).await
 }
 
-/// [`run`], also reading `peer_cpu` (another process's CPU time: a server outside this
-/// process) at the start and the end of the measured window; its difference is
-/// [`Measured::server_cpu`], this process's is [`Measured::client_cpu`] and their sum
-/// [`Measured::cpu`].
+/// How to read the CPU time of the two sides when the server is another process.
+pub(crate) struct PeerCpu {
+    /// The server process's CPU time.
+    pub(crate) server: Box<dyn Fn() -> Option<Duration> + Send + Sync>,
+    /// The client's CPU time (this process, or its client threads).
+    pub(crate) client: fn() -> Option<Duration>,
+}
+
+/// [`run`] against a server in another process: `server_cpu` (that process's CPU
+/// time) and `client_cpu` (this process's, or the client threads') are read at the
+/// start and the end of the measured window; [`Measured::cpu`] is their sum.
 pub(crate) async fn run_with_peer<C: EchoClient>(
     client: &C,
     inflight: usize,
     limits: Limits,
-    peer_cpu: impl Fn() -> Option<Duration>,
+    peer: Option<PeerCpu>,
 ) -> anyhow::Result<Measured> {
     let start = Instant::now();
     let warm_end = start + limits.warmup;
@@ -136,7 +143,7 @@ pub(crate) async fn run_with_peer<C: EchoClient>(
         let cpu_start = crate::cpu::process_cpu();
         let server_start = crate::cpu::named_cpu(crate::cpu::SERVER_THREADS);
         let client_start = crate::cpu::named_cpu(crate::cpu::CLIENT_THREADS);
-        let peer_start = peer_cpu();
+        let peer_start = peer.as_ref().map(|p| ((p.server)(), (p.client)()));
         let mut total = Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_NS, 3)?;
         let mut requests = 0;
         let mut last = warm_end;
@@ -149,12 +156,15 @@ pub(crate) async fn run_with_peer<C: EchoClient>(
         let since = |end: Option<Duration>, start: Option<Duration>| {
             end.zip(start).map(|(end, start)| end.saturating_sub(start))
         };
-        let peer = since(peer_cpu(), peer_start);
         let cpu = since(crate::cpu::process_cpu(), cpu_start);
-        let (cpu, server_cpu, client_cpu) = match peer_start {
-            // A server in another process: this process is the client.
-            Some(_) => (cpu.zip(peer).map(|(c, p)| c + p), peer, cpu),
-            None => (
+        let (cpu, server_cpu, client_cpu) = match (&peer, peer_start) {
+            // A server in another process.
+            (Some(p), Some((server_start, client_start))) => {
+                let server = since((p.server)(), server_start);
+                let client = since((p.client)(), client_start);
+                (server.zip(client).map(|(s, c)| s + c), server, client)
+            }
+            _ => (
                 cpu,
                 since(
                     crate::cpu::named_cpu(crate::cpu::SERVER_THREADS),

@@ -82,7 +82,7 @@ impl Config {
             raw_coalesce: env::<u8>("RUBBO_BENCH_RAW_COALESCE", 1)? != 0,
             triple: env_list(
                 "RUBBO_BENCH_TRIPLE",
-                "h2-rubbo,h2-tonic,rubbo-tonic,tonic-tonic",
+                "h2-rubbo,h2-tonic,rubbo-tonic,tonic-tonic,rubbo-java,java-rubbo,java-java",
             )?,
             server_threads: env::<usize>("RUBBO_BENCH_SERVER_THREADS", 1)?.max(1),
             client_threads: env::<usize>("RUBBO_BENCH_CLIENT_THREADS", 1)?.max(1),
@@ -106,25 +106,27 @@ fn main() -> anyhow::Result<()> {
         server: named_runtime(cpu::SERVER_THREADS, config.server_threads)?,
         client: named_runtime(cpu::CLIENT_THREADS, config.client_threads)?,
     };
-    // The Java cells' JVMs (and their Rubbo provider), when they run.
-    let java = if config.systems.iter().any(|s| s.is_java()) {
-        runtime.block_on(start_java(&config))?
-    } else {
-        None
+    // The Java cells run when bench/java is built (or RUBBO_BENCH_JAVA=1 builds it).
+    let wants_java =
+        config.systems.iter().any(|s| s.is_java()) || config.triple.iter().any(|p| p.is_java());
+    let java = match wants_java {
+        true => runtime.block_on(java::locate())?,
+        false => Err(String::new()),
     };
-    if java.is_none() {
-        config.systems.retain(|s| !s.is_java());
-    }
-    let mut records = Vec::new();
-    let rows = runtime.block_on(async {
-        let mut java = java;
-        let rows = run_all(&config, java.as_mut(), &mut records).await;
-        if let Some(java) = java {
-            java.stop().await;
+    let java = match java {
+        Ok(command) => Some(command),
+        Err(why) => {
+            if wants_java {
+                eprintln!("Java cells skipped: {why}");
+            }
+            config.systems.retain(|s| !s.is_java());
+            config.triple.retain(|p| !p.is_java());
+            None
         }
-        rows
-    })?;
-    let tri_rows = runtime.block_on(run_triple(&config, &sides, &mut records))?;
+    };
+    let mut records = Vec::new();
+    let rows = runtime.block_on(run_all(&config, java.as_ref(), &mut records))?;
+    let tri_rows = runtime.block_on(run_triple(&config, &sides, java.as_ref(), &mut records))?;
     let load = loadavg();
     let mut md = String::new();
     if !config.systems.is_empty() {
@@ -147,20 +149,32 @@ fn loadavg() -> String {
         .join(" ")
 }
 
-/// Starts the Java cells' JVMs, or says in one line why they are skipped.
-async fn start_java(config: &Config) -> anyhow::Result<Option<java::JavaSide>> {
-    match java::locate().await? {
-        Ok(command) => {
-            let side = java::JavaSide::start(&command, &config.sizes, config.java_prewarm)
-                .await
-                .context("starting the Java cells (RUBBO_BENCH_JAVA=0 skips them)")?;
-            Ok(Some(side))
-        }
-        Err(why) => {
-            eprintln!("Java cells skipped: {why}");
-            Ok(None)
-        }
-    }
+/// Starts the Java cells' JVMs of `protocol` (`None` when no Java cell of it runs).
+async fn start_java(
+    config: &Config,
+    java: Option<&java::JavaCommand>,
+    protocol: java::Protocol,
+    server_rt: tokio::runtime::Handle,
+    client_rt: tokio::runtime::Handle,
+) -> anyhow::Result<Option<java::JavaSide>> {
+    let wanted = match protocol {
+        java::Protocol::Dubbo => config.systems.iter().any(|s| s.is_java()),
+        java::Protocol::Triple => config.triple.iter().any(|p| p.is_java()),
+    };
+    let Some(java) = java.filter(|_| wanted) else {
+        return Ok(None);
+    };
+    let side = java::JavaSide::start(
+        java,
+        protocol,
+        &config.sizes,
+        config.java_prewarm,
+        server_rt,
+        client_rt,
+    )
+    .await
+    .context("starting the Java cells (RUBBO_BENCH_JAVA=0 skips them)")?;
+    Ok(Some(side))
 }
 
 fn named_runtime(name: &str, threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
@@ -180,19 +194,55 @@ struct Sides {
 async fn run_triple(
     config: &Config,
     sides: &Sides,
+    java: Option<&java::JavaCommand>,
+    records: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<Vec<TriRow>> {
+    if config.triple.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut java = start_java(
+        config,
+        java,
+        java::Protocol::Triple,
+        sides.server.handle().clone(),
+        sides.client.handle().clone(),
+    )
+    .await?;
+    let rows = triple_cells(config, sides, java.as_mut(), records).await;
+    if let Some(java) = java {
+        java.stop().await;
+    }
+    rows
+}
+
+async fn triple_cells(
+    config: &Config,
+    sides: &Sides,
+    mut java: Option<&mut java::JavaSide>,
     records: &mut Vec<serde_json::Value>,
 ) -> anyhow::Result<Vec<TriRow>> {
     let mut rows = Vec::new();
-    if config.triple.is_empty() {
-        return Ok(rows);
-    }
     for &size in &config.sizes {
         let text: String = (0..size).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+        // Leaked once per size, as in `run_all`.
+        let leaked: &'static str = Box::leak(text.clone().into_boxed_str());
         for &inflight in &config.inflight {
             let mut row = TriRow::new(size, inflight);
             for round in 1..=config.rounds {
                 for &pair in &config.triple {
-                    let result = cell_triple(pair, &text, inflight, config.limits, sides).await;
+                    let result = match (pair, java.as_deref_mut()) {
+                        (Pair::RubboJava, Some(j)) => {
+                            j.rubbo_java(leaked, inflight, config.limits).await
+                        }
+                        (Pair::JavaRubbo, Some(j)) => {
+                            j.java_rubbo(size, inflight, config.limits).await
+                        }
+                        (Pair::JavaJava, Some(j)) => {
+                            j.java_java(size, inflight, config.limits).await
+                        }
+                        (Pair::RubboJava | Pair::JavaRubbo | Pair::JavaJava, None) => continue,
+                        _ => cell_triple(pair, &text, inflight, config.limits, sides).await,
+                    };
                     match &result {
                         Ok(m) => eprintln!(
                             "{pair:>11} {size:>5} B x{inflight:<3} round {round}: {:>9.0} req/s  p50 {:?}  p99 {:?}  server cpu/call {:?}  client cpu/call {:?}  ({} calls)",
@@ -272,6 +322,9 @@ async fn cell_triple(
                     warm_check(&client).await?;
                     load::run(&client, inflight, limits).await
                 }
+                Pair::RubboJava | Pair::JavaRubbo | Pair::JavaJava => {
+                    anyhow::bail!("{pair} is a Java cell, not an in-process pair")
+                }
             }
         })
         .await
@@ -290,6 +343,23 @@ async fn cell_triple(
 }
 
 async fn run_all(
+    config: &Config,
+    java: Option<&java::JavaCommand>,
+    records: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<Vec<Row>> {
+    if config.systems.is_empty() {
+        return Ok(Vec::new());
+    }
+    let here = tokio::runtime::Handle::current();
+    let mut java = start_java(config, java, java::Protocol::Dubbo, here.clone(), here).await?;
+    let rows = dubbo_cells(config, java.as_mut(), records).await;
+    if let Some(java) = java {
+        java.stop().await;
+    }
+    rows
+}
+
+async fn dubbo_cells(
     config: &Config,
     mut java: Option<&mut java::JavaSide>,
     records: &mut Vec<serde_json::Value>,

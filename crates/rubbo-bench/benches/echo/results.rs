@@ -123,6 +123,11 @@ pub(crate) fn triple(
 ) -> Value {
     let name = pair.to_string();
     let (client, server) = name.split_once('-').unwrap_or((&name, &name));
+    let cpu_of = if pair.is_java() {
+        "server + client"
+    } else {
+        "bench process (client and server)"
+    };
     line(
         "triple",
         &name,
@@ -132,8 +137,8 @@ pub(crate) fn triple(
         inflight,
         round,
         result,
-        "bench process (client and server)",
-        Some(("server runtime threads", "client runtime threads")),
+        cpu_of,
+        Some(pair.cpu_covers()),
     )
 }
 
