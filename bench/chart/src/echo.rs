@@ -3,9 +3,10 @@
 //! x in flight), the figures the bench's tables report (the dubbo section: each system's
 //! round with the best req/s; Triple: the median over rounds): req/s and
 //! CPU per call (client and server together) of the dubbo section's systems (raw TCP,
-//! tonic, Rubbo, and the Java cells), then the server's CPU per call where it was
-//! measured apart from the client (the Java cells, and the Triple servers under the
-//! plain HTTP/2 client).
+//! tonic, Rubbo, and the Java cells); req/s of the Triple section's pairs (Java cells
+//! included); then the server's CPU per call where it was measured apart from the
+//! client (the Java cells of both protocols, and the Triple servers under the plain
+//! HTTP/2 client).
 
 use std::collections::BTreeMap;
 
@@ -51,6 +52,10 @@ const RUBBO: RGBColor = RGBColor(0x1f, 0x5f, 0xa8);
 const RUBBO_JAVA: RGBColor = RGBColor(0x8a, 0xb6, 0xe8);
 const JAVA_RUBBO: RGBColor = RGBColor(0x7b, 0x3f, 0xa0);
 const JAVA: RGBColor = RGBColor(0xd6, 0x5f, 0x00);
+const JAVA_LIGHT: RGBColor = RGBColor(0xf4, 0xa2, 0x61);
+const JAVA_DARK: RGBColor = RGBColor(0x9c, 0x3d, 0x00);
+const RUBBO_TONIC: RGBColor = RGBColor(0x5e, 0x81, 0xc9);
+const TONIC_TONIC: RGBColor = RGBColor(0x8f, 0xd1, 0xc6);
 
 /// The dubbo section's systems, for a field.
 fn dubbo_series(field: &'static str) -> Vec<Series> {
@@ -157,7 +162,7 @@ fn panel<'b>(
     let min = found.iter().copied().fold(f64::INFINITY, f64::min);
     let (floor, top) = if max > 0.0 {
         // Headroom above the bars for the legend.
-        (min / 2.0, max * 25.0)
+        (min / 2.0, max * 60.0)
     } else {
         (0.1, 1.0)
     };
@@ -230,6 +235,43 @@ where
     Ok(())
 }
 
+/// The Triple section's pairs, for a field.
+fn triple_series(field: &'static str) -> Vec<Series> {
+    vec![
+        series("h2 → Rubbo (IDL)", RUBBO, "triple", "h2-rubbo", field),
+        series("h2 → tonic", TONIC, "triple", "h2-tonic", field),
+        series(
+            "Rubbo (IDL) → tonic",
+            RUBBO_TONIC,
+            "triple",
+            "rubbo-tonic",
+            field,
+        ),
+        series("tonic → tonic", TONIC_TONIC, "triple", "tonic-tonic", field),
+        series(
+            "Rubbo → Java Dubbo (wrapper)",
+            RUBBO_JAVA,
+            "triple",
+            "rubbo-java",
+            field,
+        ),
+        series(
+            "Java client → Rubbo (wrapper)",
+            JAVA_RUBBO,
+            "triple",
+            "java-rubbo",
+            field,
+        ),
+        series(
+            "Java client → Java Dubbo",
+            JAVA,
+            "triple",
+            "java-java",
+            field,
+        ),
+    ]
+}
+
 /// Draws `output` from the echo bench's JSON lines.
 pub(crate) fn draw(rows: &[Value], output: &str) -> Result<()> {
     let runs = runs(rows);
@@ -237,70 +279,88 @@ pub(crate) fn draw(rows: &[Value], output: &str) -> Result<()> {
     cells.sort_unstable();
     cells.dedup();
     anyhow::ensure!(!cells.is_empty(), "no cell with a result in the input");
-    let root = SVGBackend::new(output, (1500, 1150)).into_drawing_area();
+    let root = SVGBackend::new(output, (1500, 1500)).into_drawing_area();
     root.fill(&WHITE)?;
-    let areas = root.split_evenly((3, 1));
-    panel(
-        &root,
-        &areas[0],
-        "echo req/s, dubbo protocol, one connection (best round; log scale)",
-        &cells,
-        &runs,
-        &dubbo_series("calls_per_s"),
-    )?;
-    panel(
-        &root,
-        &areas[1],
-        "CPU per call, client + server, µs (log scale)",
-        &cells,
-        &runs,
-        &dubbo_series("cpu_us_per_call"),
-    )?;
-    let servers = [
-        series(
-            "Rubbo dubbo server, Java client",
-            RUBBO,
-            "dubbo",
-            "java-rubbo",
-            "server_cpu_us_per_call",
+    let areas = root.split_evenly((4, 1));
+    let server = "server_cpu_us_per_call";
+    let panels = [
+        (
+            "dubbo: req/s, one connection (best round; log scale)",
+            dubbo_series("calls_per_s"),
         ),
-        series(
-            "Java Dubbo server, Java client",
-            JAVA,
-            "dubbo",
-            "java-java",
-            "server_cpu_us_per_call",
+        (
+            "dubbo: CPU per call, client + server, µs (best round; log scale)",
+            dubbo_series("cpu_us_per_call"),
         ),
-        series(
-            "Java Dubbo server, Rubbo client",
-            RUBBO_JAVA,
-            "dubbo",
-            "rubbo-java",
-            "server_cpu_us_per_call",
+        (
+            "Triple: req/s, one HTTP/2 connection (median over rounds; log scale)",
+            triple_series("calls_per_s"),
         ),
-        series(
-            "Rubbo Triple server, h2 client",
-            JAVA_RUBBO,
-            "triple",
-            "h2-rubbo",
-            "server_cpu_us_per_call",
-        ),
-        series(
-            "tonic server, h2 client",
-            TONIC,
-            "triple",
-            "h2-tonic",
-            "server_cpu_us_per_call",
+        (
+            "server CPU per call, µs, measured apart from the client (log scale)",
+            vec![
+                series(
+                    "dubbo: Rubbo, Java client",
+                    RUBBO,
+                    "dubbo",
+                    "java-rubbo",
+                    server,
+                ),
+                series(
+                    "dubbo: Java, Java client",
+                    JAVA,
+                    "dubbo",
+                    "java-java",
+                    server,
+                ),
+                series(
+                    "dubbo: Java, Rubbo client",
+                    JAVA_LIGHT,
+                    "dubbo",
+                    "rubbo-java",
+                    server,
+                ),
+                series(
+                    "Triple: Rubbo (IDL), h2 client",
+                    RUBBO_TONIC,
+                    "triple",
+                    "h2-rubbo",
+                    server,
+                ),
+                series(
+                    "Triple: tonic, h2 client",
+                    TONIC,
+                    "triple",
+                    "h2-tonic",
+                    server,
+                ),
+                series(
+                    "Triple: Rubbo (wrapper), Java client",
+                    JAVA_RUBBO,
+                    "triple",
+                    "java-rubbo",
+                    server,
+                ),
+                series(
+                    "Triple: Java, Java client",
+                    JAVA_DARK,
+                    "triple",
+                    "java-java",
+                    server,
+                ),
+                series(
+                    "Triple: Java, Rubbo client",
+                    RUBBO_JAVA,
+                    "triple",
+                    "rubbo-java",
+                    server,
+                ),
+            ],
         ),
     ];
-    panel(
-        &root,
-        &areas[2],
-        "server CPU per call, µs, measured apart from the client (log scale)",
-        &cells,
-        &runs,
-        &servers,
-    )?;
+    for (area, (title, series)) in areas.iter().zip(panels) {
+        panel(&root, area, title, &cells, &runs, &series)?;
+    }
     root.present().context("cannot write the SVG")?;
     Ok(())
 }
