@@ -36,7 +36,8 @@ const STDERR_TAIL: usize = 4000;
 
 /// `bench/java`, the Maven project of the Java programs.
 fn bench_java_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/java")
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/java");
+    dir.canonicalize().unwrap_or(dir)
 }
 
 /// Whether the Java cells run, from `RUBBO_BENCH_JAVA`: `1` builds `bench/java` with
