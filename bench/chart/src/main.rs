@@ -3,6 +3,11 @@
 //! the contract's User} x {1, 32, 256} in flight: calls/s and server CPU per call of Java Dubbo and Rubbo
 //! driven by `rubbo bench`, and the client CPU per call of the Java client and of
 //! `rubbo bench` driving Java Dubbo.
+//!
+//! `bench-chart --echo echo.jsonl OUT.svg` draws the echo bench's chart instead (see
+//! [`echo`]).
+
+mod echo;
 
 use std::collections::BTreeMap;
 
@@ -177,8 +182,10 @@ where
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [input, output] = args.as_slice() else {
-        bail!("usage: bench-chart RESULTS.jsonl OUT.svg");
+    let (echo, input, output) = match args.as_slice() {
+        [flag, input, output] if flag == "--echo" => (true, input, output),
+        [input, output] => (false, input, output),
+        _ => bail!("usage: bench-chart [--echo] RESULTS.jsonl OUT.svg"),
     };
     let text = std::fs::read_to_string(input).with_context(|| format!("cannot read {input}"))?;
     let rows: Vec<Value> = text
@@ -187,6 +194,9 @@ fn main() -> Result<()> {
         .map(serde_json::from_str)
         .collect::<Result<_, _>>()
         .with_context(|| format!("{input} is not JSON lines"))?;
+    if echo {
+        return echo::draw(&rows, output);
+    }
     let root = SVGBackend::new(output, (1500, 1150)).into_drawing_area();
     root.fill(&WHITE)?;
     let areas = root.split_evenly((3, 1));

@@ -32,13 +32,19 @@ pub(crate) struct Measured {
     pub(crate) requests: u64,
     /// From the start of the measured window to the last completion.
     pub(crate) elapsed: Duration,
-    /// Per-call latency in nanoseconds.
-    pub(crate) latency: Histogram<u64>,
-    /// On-CPU time of the whole process (client and server) over the measured window.
+    /// Median latency of a call.
+    pub(crate) p50: Duration,
+    /// 99th percentile latency of a call.
+    pub(crate) p99: Duration,
+    /// On-CPU time of everything that served and made the calls over the measured
+    /// window: this process (client and server) for the in-process cells; this process
+    /// and the JVM(s) for the Java cells.
     pub(crate) cpu: Option<Duration>,
-    /// On-CPU time of the Triple cells' server runtime threads over the window.
+    /// On-CPU time of the server side over the window: the Triple cells' server
+    /// runtime threads, or the server's process for a server outside this one.
     pub(crate) server_cpu: Option<Duration>,
-    /// On-CPU time of the Triple cells' client runtime threads over the window.
+    /// On-CPU time of the client side over the window: the Triple cells' client
+    /// runtime threads, or this whole process when the server is outside it.
     pub(crate) client_cpu: Option<Duration>,
 }
 
@@ -48,7 +54,7 @@ impl Measured {
     }
 
     pub(crate) fn p50(&self) -> Duration {
-        Duration::from_nanos(self.latency.value_at_quantile(0.50))
+        self.p50
     }
 
     /// Process CPU time per call, client and server together.
@@ -71,7 +77,7 @@ impl Measured {
     }
 
     pub(crate) fn p99(&self) -> Duration {
-        Duration::from_nanos(self.latency.value_at_quantile(0.99))
+        self.p99
     }
 }
 
@@ -84,6 +90,26 @@ pub(crate) async fn run<C: EchoClient>(
     client: &C,
     inflight: usize,
     limits: Limits,
+) -> anyhow::Result<Measured> {
+    run_with_peer(client, inflight, limits, None).await
+}
+
+/// How to read the CPU time of the two sides when the server is another process.
+pub(crate) struct PeerCpu {
+    /// The server process's CPU time.
+    pub(crate) server: Box<dyn Fn() -> Option<Duration> + Send + Sync>,
+    /// The client's CPU time (this process, or its client threads).
+    pub(crate) client: fn() -> Option<Duration>,
+}
+
+/// [`run`] against a server in another process: `server_cpu` (that process's CPU
+/// time) and `client_cpu` (this process's, or the client threads') are read at the
+/// start and the end of the measured window; [`Measured::cpu`] is their sum.
+pub(crate) async fn run_with_peer<C: EchoClient>(
+    client: &C,
+    inflight: usize,
+    limits: Limits,
+    peer: Option<PeerCpu>,
 ) -> anyhow::Result<Measured> {
     let start = Instant::now();
     let warm_end = start + limits.warmup;
@@ -117,6 +143,7 @@ pub(crate) async fn run<C: EchoClient>(
         let cpu_start = crate::cpu::process_cpu();
         let server_start = crate::cpu::named_cpu(crate::cpu::SERVER_THREADS);
         let client_start = crate::cpu::named_cpu(crate::cpu::CLIENT_THREADS);
+        let peer_start = peer.as_ref().map(|p| ((p.server)(), (p.client)()));
         let mut total = Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_NS, 3)?;
         let mut requests = 0;
         let mut last = warm_end;
@@ -130,18 +157,30 @@ pub(crate) async fn run<C: EchoClient>(
             end.zip(start).map(|(end, start)| end.saturating_sub(start))
         };
         let cpu = since(crate::cpu::process_cpu(), cpu_start);
-        let server_cpu = since(
-            crate::cpu::named_cpu(crate::cpu::SERVER_THREADS),
-            server_start,
-        );
-        let client_cpu = since(
-            crate::cpu::named_cpu(crate::cpu::CLIENT_THREADS),
-            client_start,
-        );
+        let (cpu, server_cpu, client_cpu) = match (&peer, peer_start) {
+            // A server in another process.
+            (Some(p), Some((server_start, client_start))) => {
+                let server = since((p.server)(), server_start);
+                let client = since((p.client)(), client_start);
+                (server.zip(client).map(|(s, c)| s + c), server, client)
+            }
+            _ => (
+                cpu,
+                since(
+                    crate::cpu::named_cpu(crate::cpu::SERVER_THREADS),
+                    server_start,
+                ),
+                since(
+                    crate::cpu::named_cpu(crate::cpu::CLIENT_THREADS),
+                    client_start,
+                ),
+            ),
+        };
         anyhow::Ok(Measured {
             requests,
             elapsed: last - warm_end,
-            latency: total,
+            p50: Duration::from_nanos(total.value_at_quantile(0.50)),
+            p99: Duration::from_nanos(total.value_at_quantile(0.99)),
             cpu,
             server_cpu,
             client_cpu,

@@ -11,9 +11,11 @@ mod cpu;
 mod dubbo;
 mod grpc;
 mod h2;
+mod java;
 mod load;
 mod raw;
 mod report;
+mod results;
 #[path = "../common/settings.rs"]
 mod settings;
 mod tri_report;
@@ -46,15 +48,22 @@ struct Config {
     server_threads: usize,
     /// Worker threads of the Triple cells' client runtime.
     client_threads: usize,
+    /// Load put on the Java cells' JVMs before their first cell.
+    java_prewarm: Duration,
 }
 
 impl Config {
     fn from_env() -> anyhow::Result<Self> {
         let secs: f64 = env("RUBBO_BENCH_SECS", 1.0)?;
         let warmup: f64 = env("RUBBO_BENCH_WARMUP_SECS", (secs / 4.0).min(0.5))?;
+        let java_prewarm: f64 = env("RUBBO_BENCH_JAVA_PREWARM_SECS", 6.0)?;
         anyhow::ensure!(
             secs > 0.0 && secs <= 600.0 && (0.0..=60.0).contains(&warmup),
             "RUBBO_BENCH_SECS must be in (0, 600] and RUBBO_BENCH_WARMUP_SECS in [0, 60]"
+        );
+        anyhow::ensure!(
+            (0.1..=120.0).contains(&java_prewarm),
+            "RUBBO_BENCH_JAVA_PREWARM_SECS must be in [0.1, 120]"
         );
         Ok(Config {
             limits: Limits {
@@ -64,22 +73,28 @@ impl Config {
             },
             sizes: env_list("RUBBO_BENCH_SIZES", "16,4096")?,
             inflight: env_list("RUBBO_BENCH_INFLIGHT", "1,32,256")?,
-            systems: env_list("RUBBO_BENCH_SYSTEMS", "raw,tonic,rubbo")?,
+            systems: env_list(
+                "RUBBO_BENCH_SYSTEMS",
+                "raw,tonic,rubbo,rubbo-java,java-rubbo,java-java",
+            )?,
             threads: env("RUBBO_BENCH_THREADS", 2)?,
             rounds: env::<usize>("RUBBO_BENCH_ROUNDS", 3)?.clamp(1, 20),
             raw_coalesce: env::<u8>("RUBBO_BENCH_RAW_COALESCE", 1)? != 0,
             triple: env_list(
                 "RUBBO_BENCH_TRIPLE",
-                "h2-rubbo,h2-tonic,rubbo-tonic,tonic-tonic",
+                "h2-rubbo,h2-tonic,rubbo-tonic,tonic-tonic,rubbo-java,java-rubbo,java-java",
             )?,
             server_threads: env::<usize>("RUBBO_BENCH_SERVER_THREADS", 1)?.max(1),
             client_threads: env::<usize>("RUBBO_BENCH_CLIENT_THREADS", 1)?.max(1),
+            java_prewarm: Duration::from_secs_f64(java_prewarm),
         })
     }
 }
 
 fn main() -> anyhow::Result<()> {
-    let config = Config::from_env()?;
+    let mut config = Config::from_env()?;
+    let out_dir = results::out_dir();
+    let load_before = loadavg();
     // Server and client share one multi-threaded runtime (same for all three systems).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.threads)
@@ -91,14 +106,75 @@ fn main() -> anyhow::Result<()> {
         server: named_runtime(cpu::SERVER_THREADS, config.server_threads)?,
         client: named_runtime(cpu::CLIENT_THREADS, config.client_threads)?,
     };
-    let rows = runtime.block_on(run_all(&config))?;
-    let tri_rows = runtime.block_on(run_triple(&config, &sides))?;
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    // The Java cells run when bench/java is built (or RUBBO_BENCH_JAVA=1 builds it).
+    let wants_java =
+        config.systems.iter().any(|s| s.is_java()) || config.triple.iter().any(|p| p.is_java());
+    let java = match wants_java {
+        true => runtime.block_on(java::locate())?,
+        false => Err(String::new()),
+    };
+    let java = match java {
+        Ok(command) => Some(command),
+        Err(why) => {
+            if wants_java {
+                eprintln!("Java cells skipped: {why}");
+            }
+            config.systems.retain(|s| !s.is_java());
+            config.triple.retain(|p| !p.is_java());
+            None
+        }
+    };
+    let mut records = Vec::new();
+    let rows = runtime.block_on(run_all(&config, java.as_ref(), &mut records))?;
+    let tri_rows = runtime.block_on(run_triple(&config, &sides, java.as_ref(), &mut records))?;
+    let load = loadavg();
+    let mut md = String::new();
     if !config.systems.is_empty() {
-        print!("{}", report::render(&rows, &config, load.trim()));
+        md.push_str(&report::render(&rows, &config, &load));
     }
-    print!("{}", tri_report::render(&tri_rows, &config));
+    md.push_str(&tri_report::render(&tri_rows, &config));
+    print!("{md}");
+    if let Some(dir) = out_dir {
+        results::write(&dir, &records, &md, &load_before, &load)?;
+    }
     Ok(())
+}
+
+/// The 1, 5 and 15 minute load averages.
+fn loadavg() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Starts the Java cells' JVMs of `protocol` (`None` when no Java cell of it runs).
+async fn start_java(
+    config: &Config,
+    java: Option<&java::JavaCommand>,
+    protocol: java::Protocol,
+    server_rt: tokio::runtime::Handle,
+    client_rt: tokio::runtime::Handle,
+) -> anyhow::Result<Option<java::JavaSide>> {
+    let wanted = match protocol {
+        java::Protocol::Dubbo => config.systems.iter().any(|s| s.is_java()),
+        java::Protocol::Triple => config.triple.iter().any(|p| p.is_java()),
+    };
+    let Some(java) = java.filter(|_| wanted) else {
+        return Ok(None);
+    };
+    let side = java::JavaSide::start(
+        java,
+        protocol,
+        &config.sizes,
+        config.java_prewarm,
+        server_rt,
+        client_rt,
+    )
+    .await
+    .context("starting the Java cells (RUBBO_BENCH_JAVA=0 skips them)")?;
+    Ok(Some(side))
 }
 
 fn named_runtime(name: &str, threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
@@ -115,18 +191,58 @@ struct Sides {
     client: tokio::runtime::Runtime,
 }
 
-async fn run_triple(config: &Config, sides: &Sides) -> anyhow::Result<Vec<TriRow>> {
-    let mut rows = Vec::new();
+async fn run_triple(
+    config: &Config,
+    sides: &Sides,
+    java: Option<&java::JavaCommand>,
+    records: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<Vec<TriRow>> {
     if config.triple.is_empty() {
-        return Ok(rows);
+        return Ok(Vec::new());
     }
+    let mut java = start_java(
+        config,
+        java,
+        java::Protocol::Triple,
+        sides.server.handle().clone(),
+        sides.client.handle().clone(),
+    )
+    .await?;
+    let rows = triple_cells(config, sides, java.as_mut(), records).await;
+    if let Some(java) = java {
+        java.stop().await;
+    }
+    rows
+}
+
+async fn triple_cells(
+    config: &Config,
+    sides: &Sides,
+    mut java: Option<&mut java::JavaSide>,
+    records: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<Vec<TriRow>> {
+    let mut rows = Vec::new();
     for &size in &config.sizes {
         let text: String = (0..size).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+        // Leaked once per size, as in `run_all`.
+        let leaked: &'static str = Box::leak(text.clone().into_boxed_str());
         for &inflight in &config.inflight {
             let mut row = TriRow::new(size, inflight);
             for round in 1..=config.rounds {
                 for &pair in &config.triple {
-                    let result = cell_triple(pair, &text, inflight, config.limits, sides).await;
+                    let result = match (pair, java.as_deref_mut()) {
+                        (Pair::RubboJava, Some(j)) => {
+                            j.rubbo_java(leaked, inflight, config.limits).await
+                        }
+                        (Pair::JavaRubbo, Some(j)) => {
+                            j.java_rubbo(size, inflight, config.limits).await
+                        }
+                        (Pair::JavaJava, Some(j)) => {
+                            j.java_java(size, inflight, config.limits).await
+                        }
+                        (Pair::RubboJava | Pair::JavaRubbo | Pair::JavaJava, None) => continue,
+                        _ => cell_triple(pair, &text, inflight, config.limits, sides).await,
+                    };
                     match &result {
                         Ok(m) => eprintln!(
                             "{pair:>11} {size:>5} B x{inflight:<3} round {round}: {:>9.0} req/s  p50 {:?}  p99 {:?}  server cpu/call {:?}  client cpu/call {:?}  ({} calls)",
@@ -141,6 +257,7 @@ async fn run_triple(config: &Config, sides: &Sides) -> anyhow::Result<Vec<TriRow
                             "{pair:>11} {size:>5} B x{inflight:<3} round {round}: error: {e:#}"
                         ),
                     }
+                    records.push(results::triple(pair, size, inflight, round, &result));
                     row.push(pair, result);
                 }
             }
@@ -205,6 +322,9 @@ async fn cell_triple(
                     warm_check(&client).await?;
                     load::run(&client, inflight, limits).await
                 }
+                Pair::RubboJava | Pair::JavaRubbo | Pair::JavaJava => {
+                    anyhow::bail!("{pair} is a Java cell, not an in-process pair")
+                }
             }
         })
         .await
@@ -222,7 +342,28 @@ async fn cell_triple(
     result
 }
 
-async fn run_all(config: &Config) -> anyhow::Result<Vec<Row>> {
+async fn run_all(
+    config: &Config,
+    java: Option<&java::JavaCommand>,
+    records: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<Vec<Row>> {
+    if config.systems.is_empty() {
+        return Ok(Vec::new());
+    }
+    let here = tokio::runtime::Handle::current();
+    let mut java = start_java(config, java, java::Protocol::Dubbo, here.clone(), here).await?;
+    let rows = dubbo_cells(config, java.as_mut(), records).await;
+    if let Some(java) = java {
+        java.stop().await;
+    }
+    rows
+}
+
+async fn dubbo_cells(
+    config: &Config,
+    mut java: Option<&mut java::JavaSide>,
+    records: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
     for &size in &config.sizes {
         let text: String = (0..size).map(|i| (b'a' + (i % 26) as u8) as char).collect();
@@ -238,10 +379,24 @@ async fn run_all(config: &Config) -> anyhow::Result<Vec<Row>> {
                         System::Raw => cell_raw(&text, inflight, config).await,
                         System::Tonic => cell_tonic(&text, inflight, config.limits).await,
                         System::Rubbo => cell_rubbo(leaked, inflight, config.limits).await,
+                        System::RubboJava | System::JavaRubbo | System::JavaJava => {
+                            let Some(java) = java.as_deref_mut() else {
+                                continue;
+                            };
+                            match system {
+                                System::RubboJava => {
+                                    java.rubbo_java(leaked, inflight, config.limits).await
+                                }
+                                System::JavaRubbo => {
+                                    java.java_rubbo(size, inflight, config.limits).await
+                                }
+                                _ => java.java_java(size, inflight, config.limits).await,
+                            }
+                        }
                     };
                     match &result {
                         Ok(m) => eprintln!(
-                            "{system:>5} {size:>5} B x{inflight:<3} round {round}: {:>9.0} req/s  p50 {:?}  p99 {:?}  cpu/call {:?}  ({} calls)",
+                            "{system:>10} {size:>5} B x{inflight:<3} round {round}: {:>9.0} req/s  p50 {:?}  p99 {:?}  cpu/call {:?}  ({} calls)",
                             m.throughput(),
                             m.p50(),
                             m.p99(),
@@ -249,9 +404,10 @@ async fn run_all(config: &Config) -> anyhow::Result<Vec<Row>> {
                             m.requests
                         ),
                         Err(e) => eprintln!(
-                            "{system:>5} {size:>5} B x{inflight:<3} round {round}: error: {e:#}"
+                            "{system:>10} {size:>5} B x{inflight:<3} round {round}: error: {e:#}"
                         ),
                     }
+                    records.push(results::dubbo(system, size, inflight, round, &result));
                     row.offer(system, result);
                 }
             }

@@ -7,36 +7,90 @@ use std::time::Duration;
 use crate::Config;
 use crate::load::Measured;
 
-/// The three systems under test.
+/// The systems under test: three in this process, and the Java cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum System {
     Raw,
     Tonic,
     Rubbo,
+    /// This bench's Rubbo client calling the Java Dubbo provider JVM.
+    RubboJava,
+    /// The Java Dubbo client JVM calling the Rubbo provider in this process.
+    JavaRubbo,
+    /// The Java Dubbo client JVM calling the Java Dubbo provider JVM.
+    JavaJava,
+}
+
+pub(crate) const SYSTEMS: [System; 6] = [
+    System::Raw,
+    System::Tonic,
+    System::Rubbo,
+    System::RubboJava,
+    System::JavaRubbo,
+    System::JavaJava,
+];
+
+impl System {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            System::Raw => "raw",
+            System::Tonic => "tonic",
+            System::Rubbo => "rubbo",
+            System::RubboJava => "rubbo-java",
+            System::JavaRubbo => "java-rubbo",
+            System::JavaJava => "java-java",
+        }
+    }
+
+    /// A Java cell (needs the JVMs).
+    pub(crate) fn is_java(self) -> bool {
+        matches!(
+            self,
+            System::RubboJava | System::JavaRubbo | System::JavaJava
+        )
+    }
+
+    fn index(self) -> usize {
+        SYSTEMS.iter().position(|s| *s == self).unwrap_or(0)
+    }
+
+    /// Who calls whom, for the Java table.
+    fn label(self) -> &'static str {
+        match self {
+            System::Raw => "raw",
+            System::Tonic => "tonic",
+            System::Rubbo => "Rubbo → Rubbo (the `rubbo` cell: one process)",
+            System::RubboJava => "Rubbo → Java Dubbo",
+            System::JavaRubbo => "Java client → Rubbo",
+            System::JavaJava => "Java client → Java Dubbo",
+        }
+    }
+
+    /// Which process each CPU figure covers: (server, client).
+    pub(crate) fn cpu_covers(self) -> (&'static str, &'static str) {
+        match self {
+            System::RubboJava => ("provider JVM", "bench process (Rubbo client)"),
+            System::JavaRubbo => ("bench process (Rubbo server)", "client JVM"),
+            System::JavaJava => ("provider JVM", "client JVM"),
+            _ => ("bench process", "bench process"),
+        }
+    }
 }
 
 impl FromStr for System {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "raw" => Ok(System::Raw),
-            "tonic" => Ok(System::Tonic),
-            "rubbo" => Ok(System::Rubbo),
-            other => Err(format!(
-                "unknown system {other:?}; known: raw, tonic, rubbo"
-            )),
-        }
+        SYSTEMS.into_iter().find(|x| x.name() == s).ok_or_else(|| {
+            let known: Vec<&str> = SYSTEMS.iter().map(|s| s.name()).collect();
+            format!("unknown system {s:?}; known: {}", known.join(", "))
+        })
     }
 }
 
 impl std::fmt::Display for System {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(match self {
-            System::Raw => "raw",
-            System::Tonic => "tonic",
-            System::Rubbo => "rubbo",
-        })
+        f.pad(self.name())
     }
 }
 
@@ -45,9 +99,8 @@ impl std::fmt::Display for System {
 pub(crate) struct Row {
     size: usize,
     inflight: usize,
-    raw: Option<anyhow::Result<Measured>>,
-    tonic: Option<anyhow::Result<Measured>>,
-    rubbo: Option<anyhow::Result<Measured>>,
+    /// Per system (by [`SYSTEMS`] order), the kept result.
+    results: [Option<anyhow::Result<Measured>>; 6],
 }
 
 impl Row {
@@ -55,15 +108,13 @@ impl Row {
         Row {
             size,
             inflight,
-            raw: None,
-            tonic: None,
-            rubbo: None,
+            results: Default::default(),
         }
     }
 
     /// Keeps `result` if it is the first for `system` or beats the kept one.
     pub(crate) fn offer(&mut self, system: System, result: anyhow::Result<Measured>) {
-        let slot = self.slot(system);
+        let slot = &mut self.results[system.index()];
         let better = match (&*slot, &result) {
             (None, _) | (Some(Err(_)), _) => true,
             (Some(Ok(kept)), Ok(new)) => new.throughput() > kept.throughput(),
@@ -74,31 +125,14 @@ impl Row {
         }
     }
 
-    fn slot(&mut self, system: System) -> &mut Option<anyhow::Result<Measured>> {
-        match system {
-            System::Raw => &mut self.raw,
-            System::Tonic => &mut self.tonic,
-            System::Rubbo => &mut self.rubbo,
-        }
-    }
-
     fn get(&self, system: System) -> Option<&Measured> {
-        match system {
-            System::Raw => &self.raw,
-            System::Tonic => &self.tonic,
-            System::Rubbo => &self.rubbo,
-        }
-        .as_ref()
-        .and_then(|r| r.as_ref().ok())
+        self.results[system.index()]
+            .as_ref()
+            .and_then(|r| r.as_ref().ok())
     }
 
     fn cells(&self, system: System) -> [String; 4] {
-        let slot = match system {
-            System::Raw => &self.raw,
-            System::Tonic => &self.tonic,
-            System::Rubbo => &self.rubbo,
-        };
-        match slot {
+        match &self.results[system.index()] {
             None => ["-".into(), "-".into(), "-".into(), "-".into()],
             Some(Err(_)) => ["error".into(), "-".into(), "-".into(), "-".into()],
             Some(Ok(m)) => [
@@ -151,10 +185,49 @@ fn p50(m: &Measured) -> f64 {
     m.p50().as_secs_f64()
 }
 
-/// Renders the table, then the goals from the issue (reported, not asserted).
+/// Renders the table of the in-process systems with the goals from the issue
+/// (reported, not asserted), then the Java cells' table, then the errors.
 pub(crate) fn render(rows: &[Row], config: &Config, loadavg: &str) -> String {
-    let systems = &config.systems;
     let mut out = String::new();
+    let local: Vec<System> = config
+        .systems
+        .iter()
+        .copied()
+        .filter(|s| !s.is_java())
+        .collect();
+    if !local.is_empty() {
+        render_local(&mut out, rows, config, loadavg, &local);
+    }
+    if config.systems.iter().any(|s| s.is_java()) {
+        render_java(&mut out, rows, config);
+    }
+    let errors: Vec<String> = rows
+        .iter()
+        .flat_map(|row| {
+            SYSTEMS
+                .into_iter()
+                .zip(&row.results)
+                .filter_map(move |(s, r)| match r {
+                    Some(Err(e)) => {
+                        Some(format!("- {s} {} x{}: {e:#}", size(row.size), row.inflight))
+                    }
+                    _ => None,
+                })
+        })
+        .collect();
+    if !errors.is_empty() {
+        let _ = writeln!(out, "\nErrors:\n\n{}", errors.join("\n"));
+    }
+    out
+}
+
+fn render_local(
+    out: &mut String,
+    rows: &[Row],
+    config: &Config,
+    loadavg: &str,
+    systems: &[System],
+) {
     let _ = writeln!(
         out,
         "Echo over one connection on 127.0.0.1; client and server in one process on one \
@@ -240,23 +313,91 @@ pub(crate) fn render(rows: &[Row], config: &Config, loadavg: &str) -> String {
             );
         }
     }
-    let errors: Vec<String> = rows
-        .iter()
-        .flat_map(|row| {
-            [
-                (System::Raw, &row.raw),
-                (System::Tonic, &row.tonic),
-                (System::Rubbo, &row.rubbo),
-            ]
-            .into_iter()
-            .filter_map(move |(s, r)| match r {
-                Some(Err(e)) => Some(format!("- {s} {} x{}: {e:#}", size(row.size), row.inflight)),
-                _ => None,
-            })
-        })
+}
+
+/// The Java cells beside the `rubbo` cell: per cell, who calls whom, req/s,
+/// latencies, and CPU per call of the server and of the client, each naming the
+/// process it covers; then the ratios that compare like with like.
+fn render_java(out: &mut String, rows: &[Row], config: &Config) {
+    let order = [
+        System::Rubbo,
+        System::RubboJava,
+        System::JavaRubbo,
+        System::JavaJava,
+    ];
+    let shown: Vec<System> = order
+        .into_iter()
+        .filter(|s| config.systems.contains(s))
         .collect();
-    if !errors.is_empty() {
-        let _ = writeln!(out, "\nErrors:\n\n{}", errors.join("\n"));
+    let _ = writeln!(
+        out,
+        "\nJava cells: Rubbo beside Java Dubbo 3.3.6 on the dubbo protocol (Hessian 2), one \
+         connection on 127.0.0.1. `bench/java`'s `BenchProvider` and async `BenchClient`, \
+         one JVM each (`-Xmx512m`, default JIT and GC), started once and put under {:.0} s \
+         of load before the first cell so that their JITs are warm; the Rubbo client is \
+         this bench's (the `rubbo` cell's client and load loop), the Rubbo server the \
+         `rubbo` cell's server code, here on this process's runtime. Same payloads, \
+         in-flight levels and windows as above, taking turns with those cells in each \
+         round; best of {} round(s). Latency and CPU time per call in µs; CPU over the \
+         measured window, per process: the provider and client JVMs from \
+         `/proc/PID/stat`, this bench process from `/proc/self/task/*/schedstat` (it \
+         holds only the Rubbo side of the cell meanwhile); total is server + client (the \
+         `rubbo` cell's is its one process, client and server together). The Java \
+         client measures its own req/s and latency.\n",
+        config.java_prewarm.as_secs_f64(),
+        config.rounds,
+    );
+    let _ = writeln!(
+        out,
+        "| payload | in flight | client → server | req/s | p50 | p99 | server CPU/call \
+         | server CPU of | client CPU/call | client CPU of | total CPU/call |\n\
+         |---|---:|---|---:|---:|---:|---:|---|---:|---|---:|"
+    );
+    let us = |d: Option<Duration>| d.map_or_else(|| "-".into(), micros);
+    for row in rows {
+        for &s in &shown {
+            let (server_of, client_of) = s.cpu_covers();
+            let [rps, p50, p99, total] = row.cells(s);
+            let m = row.get(s).filter(|_| s.is_java());
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {rps} | {p50} | {p99} | {} | {} | {} | {} | {total} |",
+                size(row.size),
+                row.inflight,
+                s.label(),
+                us(m.and_then(Measured::server_cpu_per_call)),
+                if s.is_java() { server_of } else { "-" },
+                us(m.and_then(Measured::client_cpu_per_call)),
+                if s.is_java() { client_of } else { "-" },
+            );
+        }
     }
-    out
+    let _ = writeln!(
+        out,
+        "\nJava cells, ratios (same run):\n\n\
+         | payload | in flight | servers under the Java client: Rubbo/Java req/s \
+         | Rubbo/Java server CPU/call | servers under the Rubbo client: Rubbo/Java req/s \
+         | clients against Java Dubbo: Rubbo/Java client CPU/call |\n\
+         |---|---:|---:|---:|---:|---:|"
+    );
+    let server_cpu = |m: &Measured| {
+        m.server_cpu_per_call()
+            .map_or(f64::NAN, |d| d.as_secs_f64())
+    };
+    let client_cpu = |m: &Measured| {
+        m.client_cpu_per_call()
+            .map_or(f64::NAN, |d| d.as_secs_f64())
+    };
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            size(row.size),
+            row.inflight,
+            ratio(row.ratio(System::JavaRubbo, System::JavaJava, throughput)),
+            ratio(row.ratio(System::JavaRubbo, System::JavaJava, server_cpu)),
+            ratio(row.ratio(System::Rubbo, System::RubboJava, throughput)),
+            ratio(row.ratio(System::RubboJava, System::JavaJava, client_cpu)),
+        );
+    }
 }

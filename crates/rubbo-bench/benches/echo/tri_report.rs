@@ -19,13 +19,22 @@ pub(crate) enum Pair {
     RubboTonic,
     /// tonic's client calling tonic's server.
     TonicTonic,
+    /// Rubbo's wrapper-mode Triple client calling the Java Dubbo provider JVM.
+    RubboJava,
+    /// The Java Dubbo client JVM calling Rubbo's wrapper-mode Triple server.
+    JavaRubbo,
+    /// The Java Dubbo client JVM calling the Java Dubbo provider JVM.
+    JavaJava,
 }
 
-const PAIRS: [Pair; 4] = [
+const PAIRS: [Pair; 7] = [
     Pair::H2Rubbo,
     Pair::H2Tonic,
     Pair::RubboTonic,
     Pair::TonicTonic,
+    Pair::RubboJava,
+    Pair::JavaRubbo,
+    Pair::JavaJava,
 ];
 
 impl Pair {
@@ -35,6 +44,33 @@ impl Pair {
             Pair::H2Tonic => "h2-tonic",
             Pair::RubboTonic => "rubbo-tonic",
             Pair::TonicTonic => "tonic-tonic",
+            Pair::RubboJava => "rubbo-java",
+            Pair::JavaRubbo => "java-rubbo",
+            Pair::JavaJava => "java-java",
+        }
+    }
+
+    /// A Java cell (needs the JVMs).
+    pub(crate) fn is_java(self) -> bool {
+        matches!(self, Pair::RubboJava | Pair::JavaRubbo | Pair::JavaJava)
+    }
+
+    /// Which process or threads each CPU figure covers: (server, client).
+    pub(crate) fn cpu_covers(self) -> (&'static str, &'static str) {
+        match self {
+            Pair::RubboJava => ("provider JVM", "client runtime threads"),
+            Pair::JavaRubbo => ("server runtime threads", "client JVM"),
+            Pair::JavaJava => ("provider JVM", "client JVM"),
+            _ => ("server runtime threads", "client runtime threads"),
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Pair::RubboJava => "Rubbo → Java Dubbo",
+            Pair::JavaRubbo => "Java client → Rubbo",
+            Pair::JavaJava => "Java client → Java Dubbo",
+            other => other.name(),
         }
     }
 
@@ -66,7 +102,7 @@ pub(crate) struct TriRow {
     size: usize,
     inflight: usize,
     /// Per pair, each round's result (rounds in order, `None` for a failed round).
-    rounds: [Vec<Option<Measured>>; 4],
+    rounds: [Vec<Option<Measured>>; 7],
     errors: Vec<String>,
 }
 
@@ -293,6 +329,7 @@ pub(crate) fn render(rows: &[TriRow], config: &Config) -> String {
     if !goals.is_empty() {
         let _ = writeln!(out, "Triple goals (reported, not asserted):\n\n{goals}");
     }
+    render_java(&mut out, rows, config);
     let errors: Vec<&String> = rows.iter().flat_map(|r| &r.errors).collect();
     if !errors.is_empty() {
         let _ = writeln!(out, "Triple errors:\n");
@@ -301,4 +338,71 @@ pub(crate) fn render(rows: &[TriRow], config: &Config) -> String {
         }
     }
     out
+}
+
+/// The Java cells on Triple: per pair, req/s, latencies, and server and client CPU per
+/// call, each naming what it covers; then the ratios that compare like with like.
+fn render_java(out: &mut String, rows: &[TriRow], config: &Config) {
+    let pairs = [Pair::RubboJava, Pair::JavaRubbo, Pair::JavaJava];
+    if !rows
+        .iter()
+        .any(|r| pairs.iter().any(|p| r.of(*p).next().is_some()))
+    {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Java cells on Triple: Rubbo beside Java Dubbo 3.3.6, `tri://` in wrapper mode \
+         (`org.rubbo.bench.EchoService`, `String echo(String)`, Hessian 2 inside), one \
+         HTTP/2 connection. `bench/java`'s `BenchProvider` and async `BenchClient` (one \
+         JVM each, `-Xmx512m`, started once and put under {:.0} s of load first so that \
+         their JITs are warm); Rubbo's server and client are `#[rubbo::service]` code \
+         through the bootstrap, on the server and client runtimes above. Medians over \
+         rounds; CPU per call in µs over the measured window: the JVMs' from \
+         `/proc/PID/stat`, Rubbo's side from its runtime's threads \
+         (`/proc/self/task/*/schedstat`). The Java client measures its own req/s and \
+         latency.\n\n\
+         | payload | in flight | client → server | req/s | p50 | p99 | server CPU/call \
+         | server CPU of | client CPU/call | client CPU of |\n\
+         |---|---:|---|---:|---:|---:|---:|---|---:|---|",
+        config.java_prewarm.as_secs_f64(),
+    );
+    for row in rows {
+        for pair in pairs {
+            if row.rounds[pair.index()].is_empty() {
+                continue;
+            }
+            let [rps, p50, p99, server] = row.cells(pair, Side::Server);
+            let client = row.cells(pair, Side::Client)[3].clone();
+            let (server_of, client_of) = pair.cpu_covers();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {rps} | {p50} | {p99} | {server} | {server_of} | {client} \
+                 | {client_of} |",
+                size(row.size),
+                row.inflight,
+                pair.label(),
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nJava cells on Triple, ratios (median of the rounds' ratios, range):\n\n\
+         | payload | in flight | servers under the Java client: Rubbo/Java req/s \
+         | Rubbo/Java server CPU/call | clients against Java Dubbo: Rubbo/Java client \
+         CPU/call |\n|---|---:|---:|---:|---:|"
+    );
+    let cpu = |side| move |m: &Measured| side_cpu(m, side).map(|d| d.as_secs_f64());
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            size(row.size),
+            row.inflight,
+            ratio(row.ratios(Pair::JavaRubbo, Pair::JavaJava, throughput)),
+            ratio(row.ratios(Pair::JavaRubbo, Pair::JavaJava, cpu(Side::Server))),
+            ratio(row.ratios(Pair::RubboJava, Pair::JavaJava, cpu(Side::Client))),
+        );
+    }
+    out.push('\n');
 }
