@@ -4,7 +4,7 @@
 
 mod support;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rubbo_metadata::{
@@ -205,7 +205,7 @@ async fn reads_until(
     d: &ZookeeperServiceDiscovery,
     watch: &mut rubbo_metadata::InstancesWatch,
     before: u64,
-    what: impl Fn(&[ServiceInstance]) -> bool,
+    what: impl Fn(&[Arc<ServiceInstance>]) -> bool,
 ) -> u64 {
     tokio::time::timeout(WAIT, watch.wait_for(|l| what(l)))
         .await
@@ -312,7 +312,8 @@ async fn a_change_to_one_of_many_instances_reads_one_node() {
     // The list is still the nodes' content.
     let mut expected = consumer.instances(app).await.unwrap();
     expected.sort_by_key(ServiceInstance::id);
-    assert_eq!(*watch.borrow().clone(), expected);
+    let listed: Vec<ServiceInstance> = watch.borrow().iter().map(|i| (**i).clone()).collect();
+    assert_eq!(listed, expected);
     consumer.destroy().await;
 }
 

@@ -10,6 +10,7 @@ mod consumer;
 mod metadata_service;
 mod metadata_service_v2;
 mod migration;
+mod tracked;
 #[cfg(test)]
 mod scale_tests;
 #[cfg(test)]
