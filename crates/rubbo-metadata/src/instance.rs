@@ -112,8 +112,16 @@ impl ServiceInstance {
             }
         }
         let (mut a, mut b) = ([0u8; 5], [0u8; 5]);
-        let a = self.host.bytes().chain(*b":").chain(digits(self.port, &mut a).iter().copied());
-        let b = other.host.bytes().chain(*b":").chain(digits(other.port, &mut b).iter().copied());
+        let a = self
+            .host
+            .bytes()
+            .chain(*b":")
+            .chain(digits(self.port, &mut a).iter().copied());
+        let b = other
+            .host
+            .bytes()
+            .chain(*b":")
+            .chain(digits(other.port, &mut b).iter().copied());
         a.cmp(b)
     }
 

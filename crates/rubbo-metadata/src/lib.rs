@@ -7,8 +7,8 @@ mod instance;
 pub mod memory;
 
 pub use discovery::{
-    InstanceList, InstancesWatch, MappingWatch, ServiceDiscovery, ServiceNameMapping, parse_mapping,
-    shared_instances,
+    InstanceList, InstancesWatch, MappingWatch, ServiceDiscovery, ServiceNameMapping,
+    parse_mapping, shared_instances,
 };
 pub use error::{MetadataError, MetadataResult};
 pub use info::{

@@ -9,8 +9,7 @@ use rubbo_common::BoxFuture;
 use tokio::sync::watch;
 
 use crate::discovery::{
-    InstanceList, InstancesWatch, MappingWatch, ServiceDiscovery, ServiceNameMapping,
-    parse_mapping,
+    InstanceList, InstancesWatch, MappingWatch, ServiceDiscovery, ServiceNameMapping, parse_mapping,
 };
 use crate::error::MetadataResult;
 use crate::instance::ServiceInstance;

@@ -17,8 +17,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 use parking_lot::Mutex;
 use rubbo_common::{BoxFuture, Url};
 use rubbo_metadata::{
-    InstanceList, InstancesWatch, MappingWatch, MetadataResult, ServiceDiscovery,
-    ServiceInstance, ServiceNameMapping, shared_instances,
+    InstanceList, InstancesWatch, MappingWatch, MetadataResult, ServiceDiscovery, ServiceInstance,
+    ServiceNameMapping, shared_instances,
 };
 use serde_json::json;
 use tokio::sync::watch;
@@ -634,7 +634,11 @@ impl ServiceDiscovery for KubernetesServiceDiscovery {
         let app = app.to_owned();
         Box::pin(async move {
             let rx = self.watch(&app).await?;
-            let list = rx.borrow().iter().map(|i| ServiceInstance::clone(i)).collect();
+            let list = rx
+                .borrow()
+                .iter()
+                .map(|i| ServiceInstance::clone(i))
+                .collect();
             Ok(list)
         })
     }

@@ -13,8 +13,8 @@ use rand::Rng;
 use rubbo_common::keys::{CasRetryTimes, CasRetryWaitTime, Check, RegistryTimeout};
 use rubbo_common::{BoxFuture, Url};
 use rubbo_metadata::{
-    InstanceList, InstancesWatch, MappingWatch, MetadataError, MetadataInfo, MetadataResult, ServiceDiscovery,
-    ServiceInstance, ServiceNameMapping, parse_mapping,
+    InstanceList, InstancesWatch, MappingWatch, MetadataError, MetadataInfo, MetadataResult,
+    ServiceDiscovery, ServiceInstance, ServiceNameMapping, parse_mapping,
 };
 use tokio::sync::watch;
 use tokio::task::JoinHandle;

@@ -351,13 +351,23 @@ async fn deltas_are_forwarded_and_the_cache_keeps_the_whole_list() {
     let (a, b) = (p1.clone(), p2.clone());
     wrapped.notify_delta(delta.clone(), &move || vec![a.clone(), b.clone()]);
     assert_eq!(*user.lists.lock(), vec![vec![p1.clone()]]);
-    assert_eq!(*user.deltas.lock(), vec![delta], "the delta itself reaches the user");
+    assert_eq!(
+        *user.deltas.lock(),
+        vec![delta],
+        "the delta itself reaches the user"
+    );
     let mut cached = fb.cache().unwrap().get(&consumer());
     cached.sort_by_key(Url::to_full_string);
-    assert_eq!(cached, vec![p1, p2], "the cache holds the list after the delta");
+    assert_eq!(
+        cached,
+        vec![p1, p2],
+        "the cache holds the list after the delta"
+    );
     // A listener without deltas gets the whole list through the wrapper.
     let (plain, seen) = recorder();
-    fb.subscribe(consumer().with_param("x", "1"), plain).await.unwrap();
+    fb.subscribe(consumer().with_param("x", "1"), plain)
+        .await
+        .unwrap();
     let wrapped = inner.listeners.lock()[1].clone();
     let p3 = u(&format!("dubbo://10.0.0.3:20880/{IFACE}?interface={IFACE}"));
     let full = p3.clone();

@@ -10,11 +10,11 @@ mod consumer;
 mod metadata_service;
 mod metadata_service_v2;
 mod migration;
-mod tracked;
 #[cfg(test)]
 mod scale_tests;
 #[cfg(test)]
 mod tests;
+mod tracked;
 #[cfg(all(test, feature = "zookeeper"))]
 mod zk_scale_tests;
 

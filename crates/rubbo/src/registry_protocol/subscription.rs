@@ -19,8 +19,7 @@ use rubbo_common::keys;
 use rubbo_common::{RpcError, Url};
 use rubbo_registry::{
     CONFIGURATORS_CATEGORY, NotifyListener, PROVIDERS_CATEGORY, ROUTERS_CATEGORY, SharedListener,
-    SharedRegistry, UrlDelta, consumer_register_url, list_category, should_register,
-    subscribe_url,
+    SharedRegistry, UrlDelta, consumer_register_url, list_category, should_register, subscribe_url,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -370,7 +369,9 @@ impl Task {
                             .filter(|u| u.protocol() != Some(keys::protocols::EMPTY))
                             .count(),
                     );
-                    first_app = urls.iter().find_map(|p| application_of(p).map(str::to_owned));
+                    first_app = urls
+                        .iter()
+                        .find_map(|p| application_of(p).map(str::to_owned));
                     let p = providers.get_or_insert_with(Providers::default);
                     self.apply_list(urls, p).await;
                 }

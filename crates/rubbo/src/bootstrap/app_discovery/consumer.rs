@@ -32,11 +32,11 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::Backend;
-use super::tracked::{self, AppInstances, Tracked, usable_revision};
 use super::metadata_service::{MetadataService as _, MetadataServiceClient};
 use super::metadata_service_v2::{
     MetadataRequest, MetadataServiceV2 as _, MetadataServiceV2Client, from_v2,
 };
+use super::tracked::{self, AppInstances, Tracked, usable_revision};
 
 /// The reference parameter naming the provider applications (skips the mapping).
 pub(crate) const PROVIDED_BY_KEY: &str = "provided-by";
@@ -672,7 +672,11 @@ impl Watcher {
         let now = Instant::now();
         // One instance per revision to fetch: a new one, or one due for a retry.
         let mut wanted: Vec<(String, String, Arc<ServiceInstance>)> = Vec::new();
-        let mut want = |app: &str, rev: &str, i: &Arc<ServiceInstance>, pending: &HashMap<(String, String), Pending>, cache: &MetadataCache| {
+        let mut want = |app: &str,
+                        rev: &str,
+                        i: &Arc<ServiceInstance>,
+                        pending: &HashMap<(String, String), Pending>,
+                        cache: &MetadataCache| {
             let key = (app.to_owned(), rev.to_owned());
             if cache.lock().contains_key(&key)
                 || pending.get(&key).is_some_and(|p| p.next > now)
@@ -700,7 +704,12 @@ impl Watcher {
                 }
             }
         }
-        for (app, rev) in self.pending.iter().filter(|(_, p)| p.next <= now).map(|(k, _)| k) {
+        for (app, rev) in self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.next <= now)
+            .map(|(k, _)| k)
+        {
             let carrier = self.instances.get(app).and_then(|a| {
                 a.by_id
                     .values()

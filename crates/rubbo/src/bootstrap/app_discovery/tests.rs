@@ -861,7 +861,11 @@ async fn deltas_and_whole_lists_agree_through_random_joins_leaves_and_revisions(
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
-    assert!(deltas.misfits.lock().is_empty(), "{:?}", deltas.misfits.lock());
+    assert!(
+        deltas.misfits.lock().is_empty(),
+        "{:?}",
+        deltas.misfits.lock()
+    );
     let (lists, sent) = (
         deltas.lists.load(Ordering::SeqCst),
         deltas.deltas.load(Ordering::SeqCst),

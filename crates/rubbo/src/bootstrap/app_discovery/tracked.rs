@@ -23,7 +23,10 @@ pub(crate) struct InstanceChanges {
 /// under the same `Arc` costs a pointer comparison. A list out of order still gives
 /// the right result when the removals are applied before the upserts (an instance may
 /// then be reported removed and upserted).
-pub(crate) fn changes(old: &[Arc<ServiceInstance>], new: &[Arc<ServiceInstance>]) -> InstanceChanges {
+pub(crate) fn changes(
+    old: &[Arc<ServiceInstance>],
+    new: &[Arc<ServiceInstance>],
+) -> InstanceChanges {
     let mut out = InstanceChanges::default();
     let (mut o, mut n) = (0, 0);
     while o < old.len() && n < new.len() {
@@ -235,7 +238,11 @@ mod tests {
         app.recount(Some(&a2), None);
         assert!(!app.revisions.contains_key("r2"));
         app.recount(None, Some(&inst("x", 3, EMPTY_REVISION)));
-        assert_eq!(app.revisions.len(), 1, "an unusable revision is not counted");
+        assert_eq!(
+            app.revisions.len(),
+            1,
+            "an unusable revision is not counted"
+        );
     }
 
     #[test]
