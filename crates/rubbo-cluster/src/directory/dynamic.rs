@@ -44,6 +44,17 @@ struct State {
     /// URLs a delta removed whose invokers were kept because nothing else was left
     /// (see [`DynamicDirectory::notify_delta`]): dropped once other invokers are there.
     kept: Vec<Url>,
+    /// The snapshot replaced by the last delta, and that delta: the next delta brings
+    /// it up to date in place (no copy of every invoker handle) when no call holds it.
+    spare: Option<Spare>,
+}
+
+/// A snapshot one delta behind the current one.
+struct Spare {
+    list: Arc<Vec<BoxInvoker>>,
+    /// The invokers the delta removed, and the ones it added.
+    removed: Vec<BoxInvoker>,
+    added: Vec<BoxInvoker>,
 }
 
 impl fmt::Debug for DynamicDirectory {
@@ -172,6 +183,7 @@ impl DynamicDirectory {
             self.snapshot.store(Arc::new(Vec::new()));
             st.unreferred.clear();
             st.kept.clear();
+            st.spare = None;
             for (_, inv) in st.by_url.drain() {
                 inv.destroy();
             }
@@ -219,6 +231,7 @@ impl DynamicDirectory {
             return;
         }
         st.kept.clear();
+        st.spare = None;
         self.snapshot.store(Arc::new(list));
         for url in removed {
             if let Some(inv) = st.by_url.remove(&url) {
@@ -231,8 +244,10 @@ impl DynamicDirectory {
     /// Applies a change of the provider list: refers the `added` URLs (and the listed
     /// ones whose refer failed before), destroys the invokers of the `removed` ones,
     /// and publishes the new snapshot: the previous one less the removed invokers, plus
-    /// the new ones at the end. Only the changed URLs are hashed; the snapshot is
-    /// rebuilt by one copy of its invoker handles (routers read whole snapshots).
+    /// the new ones at the end. Only the changed URLs are hashed. Routers read whole
+    /// snapshots, so the new one is a whole list: the snapshot the previous delta
+    /// replaced, updated in place when no call holds it any more (no invoker handle
+    /// copied), else one copy of the current one.
     ///
     /// Applied in order with [`notify`](Self::notify) (one lock). A delta holding
     /// `empty://` is not one: use `notify` for it. When the change would leave no
@@ -289,28 +304,7 @@ impl DynamicDirectory {
             return;
         }
         let old = self.snapshot.load_full();
-        let mut list: Vec<BoxInvoker> = Vec::with_capacity(old.len() + fresh.len());
-        if gone.is_empty() {
-            list.extend(old.iter().cloned());
-        } else if gone.len() <= 16 {
-            list.extend(
-                old.iter()
-                    .filter(|i| !gone.iter().any(|(_, g)| same_invoker(g, i)))
-                    .cloned(),
-            );
-        } else {
-            let gone_at: HashSet<*const ()> = gone
-                .iter()
-                .map(|(_, g)| Arc::as_ptr(g).cast::<()>())
-                .collect();
-            list.extend(
-                old.iter()
-                    .filter(|i| !gone_at.contains(&Arc::as_ptr(i).cast::<()>()))
-                    .cloned(),
-            );
-        }
-        list.extend(fresh);
-        if list.is_empty() && !old.is_empty() {
+        if st.by_url.is_empty() && !old.is_empty() {
             error!(consumer = %self.consumer.service_key(), removed = gone.len(), "a delta would leave no invoker: the removed providers are kept");
             for (url, inv) in gone {
                 st.kept.push(url.clone());
@@ -318,12 +312,59 @@ impl DynamicDirectory {
             }
             return;
         }
-        self.snapshot.store(Arc::new(list));
+        let removed: Vec<BoxInvoker> = gone.iter().map(|(_, inv)| inv.clone()).collect();
+        // The snapshot before the current one, brought up to date in place when no
+        // call holds it any more; else a copy of the current one.
+        let next = match st.spare.take() {
+            Some(Spare {
+                mut list,
+                removed: before,
+                added,
+            }) => match Arc::get_mut(&mut list) {
+                Some(v) => {
+                    remove_invokers(v, &before);
+                    v.extend(added);
+                    remove_invokers(v, &removed);
+                    v.extend(fresh.iter().cloned());
+                    list
+                }
+                None => rebuilt(&old, &removed, &fresh),
+            },
+            None => rebuilt(&old, &removed, &fresh),
+        };
+        self.snapshot.store(next);
+        st.spare = Some(Spare {
+            list: old,
+            removed,
+            added: fresh,
+        });
         for (url, inv) in gone {
             debug!(provider = %url.address(), "provider removed");
             inv.destroy();
         }
     }
+}
+
+/// Removes `gone` from `list` (by pointer).
+fn remove_invokers(list: &mut Vec<BoxInvoker>, gone: &[BoxInvoker]) {
+    if gone.is_empty() {
+        return;
+    }
+    if gone.len() <= 16 {
+        list.retain(|i| !gone.iter().any(|g| same_invoker(g, i)));
+    } else {
+        let at: HashSet<*const ()> = gone.iter().map(|g| Arc::as_ptr(g).cast::<()>()).collect();
+        list.retain(|i| !at.contains(&Arc::as_ptr(i).cast::<()>()));
+    }
+}
+
+/// `old` less `gone`, plus `fresh`: a new list.
+fn rebuilt(old: &[BoxInvoker], gone: &[BoxInvoker], fresh: &[BoxInvoker]) -> Arc<Vec<BoxInvoker>> {
+    let mut list: Vec<BoxInvoker> = Vec::with_capacity(old.len() + fresh.len());
+    list.extend(old.iter().cloned());
+    remove_invokers(&mut list, gone);
+    list.extend(fresh.iter().cloned());
+    Arc::new(list)
 }
 
 impl Directory for DynamicDirectory {
@@ -349,6 +390,7 @@ impl Directory for DynamicDirectory {
             st.by_url.clear();
             st.unreferred.clear();
             st.kept.clear();
+            st.spare = None;
         }
     }
 }
