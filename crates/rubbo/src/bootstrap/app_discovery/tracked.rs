@@ -201,7 +201,7 @@ mod tests {
         assert!(Arc::ptr_eq(&ch.upserted[0], &c2));
         // An equal instance under another Arc is no change.
         let a_copy = Arc::new(ServiceInstance::clone(&a));
-        let ch = changes(&[a.clone()], &[a_copy]);
+        let ch = changes(std::slice::from_ref(&a), &[a_copy]);
         assert!(ch.removed.is_empty() && ch.upserted.is_empty());
         // From and to nothing.
         assert_eq!(changes(&[], &new).upserted.len(), 3);
