@@ -188,7 +188,9 @@ mod tests {
         let mut w = d.watch("a").await.unwrap();
         let before = w.borrow_and_update().clone();
         d.register(ServiceInstance::new("a", "h", 3)).await.unwrap();
-        d.unregister(&ServiceInstance::new("a", "h", 2)).await.unwrap();
+        d.unregister(&ServiceInstance::new("a", "h", 2))
+            .await
+            .unwrap();
         let after = w.borrow_and_update().clone();
         assert!(Arc::ptr_eq(&before[0], &after[0]), "h:1 is shared");
         let ids: Vec<String> = after.iter().map(|i| i.id()).collect();

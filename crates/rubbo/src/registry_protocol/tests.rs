@@ -293,16 +293,24 @@ async fn deltas_lists_and_override_rules_apply_in_order() {
     listener.notify_delta(delta(&[3], &[1]), &Vec::new);
     listener.notify(vec![provider(4), provider(5)]);
     listener.notify_delta(delta(&[6], &[4]), &Vec::new);
-    until("5 and 6", || addresses() == ["10.0.0.5:20880", "10.0.0.6:20880"]).await;
+    until("5 and 6", || {
+        addresses() == ["10.0.0.5:20880", "10.0.0.6:20880"]
+    })
+    .await;
     // A rule disabling 6 (added by a delta) applies to it.
     listener.notify(vec![
-        Url::parse("override://10.0.0.6:20880/org.demo.Greeter?category=configurators&disabled=true")
-            .unwrap(),
+        Url::parse(
+            "override://10.0.0.6:20880/org.demo.Greeter?category=configurators&disabled=true",
+        )
+        .unwrap(),
     ]);
     until("6 disabled", || addresses() == ["10.0.0.5:20880"]).await;
     // A delta adding 7 while the rule stands; the rule leaves: 6 is back.
     listener.notify_delta(delta(&[7], &[]), &Vec::new);
-    until("7 added", || addresses() == ["10.0.0.5:20880", "10.0.0.7:20880"]).await;
+    until("7 added", || {
+        addresses() == ["10.0.0.5:20880", "10.0.0.7:20880"]
+    })
+    .await;
     listener.notify(vec![
         Url::parse("empty://127.0.0.1/org.demo.Greeter?category=configurators").unwrap(),
     ]);
