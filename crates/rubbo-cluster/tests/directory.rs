@@ -294,3 +294,167 @@ async fn static_directory_from_a_url_list() {
         .unwrap_err();
     assert_eq!(err.kind(), rubbo_common::ErrorKind::Network);
 }
+
+/// The invokers' URLs (merged with the consumer's), sorted.
+fn contents(d: &DynamicDirectory) -> Vec<String> {
+    let mut v: Vec<String> = d
+        .all_invokers()
+        .iter()
+        .map(|i| i.url().to_full_string())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A sequence of joins, leaves and parameter changes (a new revision: same address,
+/// other URL), applied as deltas to one directory and as whole lists to another: both
+/// hold the same invokers after every step, the delta one never refers a URL it holds
+/// again, and keeps the invoker of every URL that stayed.
+#[tokio::test]
+async fn deltas_give_what_whole_lists_give() {
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    let (fd, by_delta, _) = setup();
+    let (_, by_list, _) = setup();
+    let empty = urls("empty://10.0.0.99/org.demo.Greeter?category=providers");
+    let url = |host: usize, rev: usize| {
+        Url::parse(&format!(
+            "dubbo://10.1.0.{host}:20880/org.demo.Greeter?revision={rev}"
+        ))
+        .unwrap()
+    };
+    let mut rng = StdRng::seed_from_u64(15);
+    // host -> revision listed.
+    let mut listed: std::collections::BTreeMap<usize, usize> = Default::default();
+    let mut first = true;
+    // A snapshot a call would hold for a while: the directory cannot reuse it.
+    let mut held: Vec<Arc<Vec<BoxInvoker>>> = Vec::new();
+    for step in 0..400 {
+        if step % 3 == 0 {
+            held.clear();
+            held.push(by_delta.all_invokers());
+        }
+        let previous: Vec<Url> = listed.iter().map(|(h, r)| url(*h, *r)).collect();
+        let (mut added, mut removed) = (Vec::new(), Vec::new());
+        for _ in 0..rng.random_range(1..4) {
+            let host = rng.random_range(1..40);
+            match listed.get(&host).copied() {
+                Some(rev) if rng.random_bool(0.5) => {
+                    listed.remove(&host);
+                    removed.push(url(host, rev));
+                }
+                Some(rev) => {
+                    listed.insert(host, rev + 1);
+                    removed.push(url(host, rev));
+                    added.push(url(host, rev + 1));
+                }
+                None => {
+                    listed.insert(host, 0);
+                    added.push(url(host, 0));
+                }
+            }
+        }
+        if step % 50 == 49 {
+            // Every provider leaves.
+            removed.extend(listed.iter().map(|(h, r)| url(*h, *r)));
+            listed.clear();
+        }
+        // One host touched twice in a step: a URL it added and removed is not added
+        // (a URL removed and added again stays, as a delta may say).
+        let whole: Vec<Url> = listed.iter().map(|(h, r)| url(*h, *r)).collect();
+        added.retain(|u| whole.contains(u));
+        let before: HashMap<String, BoxInvoker> = by_delta
+            .all_invokers()
+            .iter()
+            .map(|i| (i.url().address(), i.clone()))
+            .collect();
+        let refers = fd.refers.load(Ordering::SeqCst);
+        if whole.is_empty() {
+            // As the registry does: a list left empty is `empty://`.
+            by_delta.notify(empty.clone()).await;
+            by_list.notify(empty.clone()).await;
+        } else if first {
+            by_delta.notify(whole.clone()).await;
+            by_list.notify(whole.clone()).await;
+            first = false;
+        } else {
+            let fresh = added.iter().filter(|u| !previous.contains(u)).count();
+            by_delta.notify_delta(added, removed).await;
+            by_list.notify(whole.clone()).await;
+            assert_eq!(
+                fd.refers.load(Ordering::SeqCst) - refers,
+                fresh,
+                "step {step}: only what was added is referred"
+            );
+        }
+        assert_eq!(contents(&by_delta), contents(&by_list), "step {step}");
+        assert_eq!(by_delta.all_invokers().len(), whole.len(), "step {step}");
+        for i in by_delta.all_invokers().iter() {
+            if let Some(old) = before.get(&i.url().address()) {
+                if old.url().get_param("revision") == i.url().get_param("revision") {
+                    assert!(
+                        Arc::ptr_eq(old, i),
+                        "step {step}: an unchanged provider kept"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A delta refers what it adds, tries failed refers again at the next delta, and never
+/// leaves the directory without invokers: a delta removing the last ones keeps them
+/// (as a list giving no invoker does) until others come.
+#[tokio::test]
+async fn deltas_retry_failed_refers_and_never_empty_the_directory() {
+    let (f, dir, _) = setup();
+    let u = |s: &str| urls(s).remove(0);
+    dir.notify(urls("dubbo://10.0.0.1:20880/org.demo.Greeter"))
+        .await;
+    let bad = u("dubbo://10.0.0.66:20880/org.demo.Greeter");
+    dir.notify_delta(vec![bad.clone()], vec![]).await;
+    assert_eq!(addrs(&dir), ["10.0.0.1:20880"]);
+    let refers = f.refers.load(Ordering::SeqCst);
+    dir.notify_delta(vec![u("dubbo://10.0.0.2:20880/org.demo.Greeter")], vec![])
+        .await;
+    assert_eq!(addrs(&dir), ["10.0.0.1:20880", "10.0.0.2:20880"]);
+    assert_eq!(
+        f.refers.load(Ordering::SeqCst) - refers,
+        2,
+        "the failed one is tried again"
+    );
+    // The failed one leaves: no longer tried.
+    dir.notify_delta(vec![], vec![bad]).await;
+    let refers = f.refers.load(Ordering::SeqCst);
+    // Removing every provider by a delta keeps them.
+    dir.notify_delta(
+        vec![],
+        vec![
+            u("dubbo://10.0.0.1:20880/org.demo.Greeter"),
+            u("dubbo://10.0.0.2:20880/org.demo.Greeter"),
+        ],
+    )
+    .await;
+    assert_eq!(addrs(&dir), ["10.0.0.1:20880", "10.0.0.2:20880"]);
+    assert!(!f.get("10.0.0.1:20880").destroyed.load(Ordering::SeqCst));
+    assert_eq!(f.refers.load(Ordering::SeqCst), refers);
+    // Another provider comes: the kept ones go.
+    dir.notify_delta(vec![u("dubbo://10.0.0.3:20880/org.demo.Greeter")], vec![])
+        .await;
+    assert_eq!(addrs(&dir), ["10.0.0.3:20880"]);
+    assert!(f.get("10.0.0.1:20880").destroyed.load(Ordering::SeqCst));
+    // Not a provider URL, another protocol than accepted: skipped as in a list.
+    dir.notify_delta(
+        vec![u("override://0.0.0.0/org.demo.Greeter?timeout=1")],
+        vec![],
+    )
+    .await;
+    assert_eq!(addrs(&dir), ["10.0.0.3:20880"]);
+    // empty:// still empties through notify.
+    dir.notify(urls(
+        "empty://10.0.0.99/org.demo.Greeter?category=providers",
+    ))
+    .await;
+    assert!(addrs(&dir).is_empty());
+    assert!(f.get("10.0.0.3:20880").destroyed.load(Ordering::SeqCst));
+}

@@ -12,9 +12,16 @@ use tokio::sync::watch;
 use crate::error::MetadataResult;
 use crate::instance::ServiceInstance;
 
-/// The instances of one application as a watch: the current list, replaced whole on
-/// every change (sorted by id).
-pub type InstancesWatch = watch::Receiver<Arc<Vec<ServiceInstance>>>;
+/// The instances of one application as a watch publishes them: sorted by id
+/// ([`ServiceInstance::cmp_id`]), each shared. A discovery keeps the `Arc` of an
+/// instance that did not change from one list to the next, so a follower finds what
+/// changed by comparing pointers (and ids where they differ), without comparing or
+/// copying the instances that stayed.
+pub type InstanceList = Arc<Vec<Arc<ServiceInstance>>>;
+
+/// The instances of one application as a watch: the current [`InstanceList`],
+/// replaced whole on every change.
+pub type InstancesWatch = watch::Receiver<InstanceList>;
 
 /// The applications of one interface as a watch: the current list (as
 /// [`ServiceNameMapping::get`] returns it), replaced whole on every change. A closed
@@ -100,6 +107,36 @@ pub trait ServiceNameMapping: Send + Sync + Debug + 'static {
             Ok(watch::channel(Arc::new(apps)).1)
         })
     }
+}
+
+/// `list` (sorted by id) as an [`InstanceList`] following `previous`: an instance equal
+/// to one of `previous` takes its `Arc`, so followers see it unchanged.
+///
+/// ```
+/// use std::sync::Arc;
+/// use rubbo_metadata::{ServiceInstance, shared_instances};
+///
+/// let first = shared_instances(&[], vec![ServiceInstance::new("a", "h", 1)]);
+/// let next = shared_instances(
+///     &first,
+///     vec![ServiceInstance::new("a", "h", 1), ServiceInstance::new("a", "h", 2)],
+/// );
+/// assert!(Arc::ptr_eq(&first[0], &next[0]));
+/// ```
+pub fn shared_instances(
+    previous: &[Arc<ServiceInstance>],
+    list: Vec<ServiceInstance>,
+) -> Vec<Arc<ServiceInstance>> {
+    let mut old = previous.iter().peekable();
+    list.into_iter()
+        .map(|i| {
+            while old.next_if(|o| o.cmp_id(&i).is_lt()).is_some() {}
+            match old.next_if(|o| ***o == i) {
+                Some(same) => same.clone(),
+                None => Arc::new(i),
+            }
+        })
+        .collect()
 }
 
 /// Splits a mapping value (`a, b,a`) into distinct trimmed names, in order.

@@ -90,6 +90,41 @@ impl ServiceInstance {
         }
     }
 
+    /// Orders instances as their [`id`](Self::id)s order, without writing them.
+    ///
+    /// ```
+    /// use rubbo_metadata::ServiceInstance;
+    /// let a = ServiceInstance::new("app", "10.0.0.1", 9000);
+    /// let b = ServiceInstance::new("app", "10.0.0.1", 20880);
+    /// assert_eq!(a.cmp_id(&b), a.id().cmp(&b.id()));
+    /// ```
+    pub fn cmp_id(&self, other: &ServiceInstance) -> std::cmp::Ordering {
+        fn digits(port: u16, buf: &mut [u8; 5]) -> &[u8] {
+            let (mut n, mut i) = (port, buf.len());
+            loop {
+                i -= 1;
+                // A digit: `n % 10` is below 10.
+                buf[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    return &buf[i..];
+                }
+            }
+        }
+        let (mut a, mut b) = ([0u8; 5], [0u8; 5]);
+        let a = self
+            .host
+            .bytes()
+            .chain(*b":")
+            .chain(digits(self.port, &mut a).iter().copied());
+        let b = other
+            .host
+            .bytes()
+            .chain(*b":")
+            .chain(digits(other.port, &mut b).iter().copied());
+        a.cmp(b)
+    }
+
     /// `host:port`, the instance's id and ZooKeeper node name.
     pub fn id(&self) -> String {
         format!("{}:{}", self.host, self.port)

@@ -7,7 +7,8 @@ mod instance;
 pub mod memory;
 
 pub use discovery::{
-    InstancesWatch, MappingWatch, ServiceDiscovery, ServiceNameMapping, parse_mapping,
+    InstanceList, InstancesWatch, MappingWatch, ServiceDiscovery, ServiceNameMapping,
+    parse_mapping, shared_instances,
 };
 pub use error::{MetadataError, MetadataResult};
 pub use info::{

@@ -1,7 +1,7 @@
 //! In-memory [`ServiceDiscovery`] and [`ServiceNameMapping`]: for tests, and for
 //! applications in one process.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -9,13 +9,13 @@ use rubbo_common::BoxFuture;
 use tokio::sync::watch;
 
 use crate::discovery::{
-    InstancesWatch, MappingWatch, ServiceDiscovery, ServiceNameMapping, parse_mapping,
+    InstanceList, InstancesWatch, MappingWatch, ServiceDiscovery, ServiceNameMapping, parse_mapping,
 };
 use crate::error::MetadataResult;
 use crate::instance::ServiceInstance;
 
-type Instances = BTreeMap<String, ServiceInstance>;
-type Publisher = watch::Sender<Arc<Vec<ServiceInstance>>>;
+type Instances = BTreeMap<String, Arc<ServiceInstance>>;
+type Publisher = watch::Sender<InstanceList>;
 
 /// Instances and mappings in memory; clones share them.
 #[derive(Debug, Clone, Default)]
@@ -30,7 +30,7 @@ struct State {
     /// The watchers of each interface's mapping.
     mapping_watches: HashMap<String, watch::Sender<Arc<Vec<String>>>>,
     /// What this handle registered, for `destroy`.
-    mine: Vec<(String, String)>,
+    mine: HashSet<(String, String)>,
 }
 
 impl State {
@@ -40,9 +40,10 @@ impl State {
             .or_insert_with(|| (BTreeMap::new(), watch::channel(Arc::new(Vec::new())).0))
     }
 
+    /// Publishes the instances of `app`: the ones that did not change keep their `Arc`.
     fn publish(&mut self, app: &str) {
         let (instances, tx) = self.app(app);
-        let list: Vec<ServiceInstance> = instances.values().cloned().collect();
+        let list: Vec<Arc<ServiceInstance>> = instances.values().cloned().collect();
         tx.send_replace(Arc::new(list));
     }
 }
@@ -64,10 +65,8 @@ impl ServiceDiscovery for MemoryServiceDiscovery {
         let mut s = self.inner.lock();
         let app = instance.service_name.clone();
         let id = instance.id();
-        s.app(&app).0.insert(id.clone(), instance);
-        if !s.mine.iter().any(|(a, i)| *a == app && *i == id) {
-            s.mine.push((app.clone(), id));
-        }
+        s.app(&app).0.insert(id.clone(), Arc::new(instance));
+        s.mine.insert((app.clone(), id));
         s.publish(&app);
         Box::pin(async { Ok(()) })
     }
@@ -77,13 +76,20 @@ impl ServiceDiscovery for MemoryServiceDiscovery {
         let app = instance.service_name.clone();
         let id = instance.id();
         s.app(&app).0.remove(&id);
-        s.mine.retain(|(a, i)| !(*a == app && *i == id));
+        s.mine.remove(&(app.clone(), id));
         s.publish(&app);
         Box::pin(async { Ok(()) })
     }
 
     fn instances(&self, app: &str) -> BoxFuture<'_, MetadataResult<Vec<ServiceInstance>>> {
-        let list = self.inner.lock().app(app).0.values().cloned().collect();
+        let list = self
+            .inner
+            .lock()
+            .app(app)
+            .0
+            .values()
+            .map(|i| ServiceInstance::clone(i))
+            .collect();
         Box::pin(async { Ok(list) })
     }
 
@@ -172,6 +178,23 @@ mod tests {
         // Instance 1 was forgotten, so only 3 goes.
         assert_eq!(w.borrow()[0].port, 1);
         assert_eq!(w.borrow().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn instances_that_did_not_change_keep_their_arc() {
+        let d = MemoryServiceDiscovery::new();
+        d.register(ServiceInstance::new("a", "h", 1)).await.unwrap();
+        d.register(ServiceInstance::new("a", "h", 2)).await.unwrap();
+        let mut w = d.watch("a").await.unwrap();
+        let before = w.borrow_and_update().clone();
+        d.register(ServiceInstance::new("a", "h", 3)).await.unwrap();
+        d.unregister(&ServiceInstance::new("a", "h", 2))
+            .await
+            .unwrap();
+        let after = w.borrow_and_update().clone();
+        assert!(Arc::ptr_eq(&before[0], &after[0]), "h:1 is shared");
+        let ids: Vec<String> = after.iter().map(|i| i.id()).collect();
+        assert_eq!(ids, ["h:1", "h:3"], "sorted by id");
     }
 
     #[tokio::test]

@@ -17,8 +17,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 use parking_lot::Mutex;
 use rubbo_common::{BoxFuture, Url};
 use rubbo_metadata::{
-    InstancesWatch, MappingWatch, MetadataResult, ServiceDiscovery, ServiceInstance,
-    ServiceNameMapping,
+    InstanceList, InstancesWatch, MappingWatch, MetadataResult, ServiceDiscovery, ServiceInstance,
+    ServiceNameMapping, shared_instances,
 };
 use serde_json::json;
 use tokio::sync::watch;
@@ -446,7 +446,7 @@ impl Health {
 async fn follow(
     inner: Arc<Inner>,
     app: String,
-    tx: watch::Sender<Arc<Vec<ServiceInstance>>>,
+    tx: watch::Sender<InstanceList>,
     ready: watch::Sender<bool>,
 ) {
     let max = inner.settings.max_backoff;
@@ -576,17 +576,19 @@ async fn follow(
             warn!(app = %app, reason = %s, "skipped an endpoint of the Service");
         }
         last_skipped = now;
-        let list = Arc::new(list);
+        let count = list.len();
         let sent = tx.send_if_modified(|cur| {
-            if **cur == *list {
+            // Unchanged instances keep their `Arc` (see `InstanceList`).
+            let list = shared_instances(cur, list);
+            if **cur == list {
                 false
             } else {
-                *cur = list.clone();
+                *cur = Arc::new(list);
                 true
             }
         });
         if sent {
-            info!(app = %app, namespace = %ns, instances = list.len(), "instances changed");
+            info!(app = %app, namespace = %ns, instances = count, "instances changed");
         }
         ready.send_replace(true);
     }
@@ -632,7 +634,11 @@ impl ServiceDiscovery for KubernetesServiceDiscovery {
         let app = app.to_owned();
         Box::pin(async move {
             let rx = self.watch(&app).await?;
-            let list = rx.borrow().as_ref().clone();
+            let list = rx
+                .borrow()
+                .iter()
+                .map(|i| ServiceInstance::clone(i))
+                .collect();
             Ok(list)
         })
     }

@@ -13,8 +13,8 @@ use rand::Rng;
 use rubbo_common::keys::{CasRetryTimes, CasRetryWaitTime, Check, RegistryTimeout};
 use rubbo_common::{BoxFuture, Url};
 use rubbo_metadata::{
-    InstancesWatch, MappingWatch, MetadataError, MetadataInfo, MetadataResult, ServiceDiscovery,
-    ServiceInstance, ServiceNameMapping, parse_mapping,
+    InstanceList, InstancesWatch, MappingWatch, MetadataError, MetadataInfo, MetadataResult,
+    ServiceDiscovery, ServiceInstance, ServiceNameMapping, parse_mapping,
 };
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -71,7 +71,7 @@ struct Inner {
 
 /// The shared instance watch of one application.
 struct AppWatch {
-    tx: watch::Sender<Arc<Vec<ServiceInstance>>>,
+    tx: watch::Sender<InstanceList>,
     /// Turns true once the follower has listed the application.
     listed: watch::Receiver<bool>,
 }

@@ -14,7 +14,7 @@ use tracing::{debug, info, warn};
 use crate::category::{group_by_category, is_empty_url, is_match};
 use crate::{
     NotifyListener, Registry, RegistryCache, RegistryError, RegistryResult, SharedListener,
-    SharedRegistry, notify_safely, same_listener,
+    SharedRegistry, UrlDelta, notify_delta_safely, notify_safely, same_listener,
 };
 
 /// Wraps a registry so that a failed `register`, `unregister`, `subscribe` or
@@ -82,6 +82,14 @@ impl NotifyListener for CachingListener {
             cache.update(&self.subscription, &urls);
         }
         notify_safely(&*self.user, urls);
+    }
+
+    /// Forwards the delta; the cache file, when there is one, records the whole list.
+    fn notify_delta(&self, delta: UrlDelta, full: &dyn Fn() -> Vec<Url>) {
+        if let Some(cache) = &self.cache {
+            cache.update(&self.subscription, &full());
+        }
+        notify_delta_safely(&*self.user, delta, full);
     }
 }
 

@@ -30,6 +30,8 @@ pub use factory::{
     MemoryRegistryFactory, RegistryFactory, get_registry, registry_factories, registry_key,
 };
 pub use failback::FailbackRegistry;
-pub use listener::{NotifyListener, SharedListener, notify_safely, same_listener};
+pub use listener::{
+    NotifyListener, SharedListener, UrlDelta, notify_delta_safely, notify_safely, same_listener,
+};
 pub use memory::MemoryRegistry;
 pub use registry::{Registry, RegistryResult, SharedRegistry};

@@ -17,20 +17,44 @@ use tracing::{debug, error, info, warn};
 use super::{Directory, InvokerFactory};
 use crate::{RouterChain, RpcStatus, StatusInvoker};
 
-/// A provider list kept up to date by [`notify`](Self::notify).
+/// A provider list kept up to date by [`notify`](Self::notify) (a whole list) and
+/// [`notify_delta`](Self::notify_delta) (the providers added and removed).
 ///
-/// Each notification is the complete current list. Invokers of unchanged URLs are
-/// reused; new URLs are referred through the factory (with the URL merged with the
-/// consumer's by [`merge_provider_url`]); removed ones are destroyed once their calls
-/// in flight finish. An empty notification, or one holding an `empty://` URL, empties
-/// the list. Calls read an atomic snapshot.
+/// Invokers of unchanged URLs are reused; new URLs are referred through the factory
+/// (with the URL merged with the consumer's by [`merge_provider_url`]); removed ones
+/// are destroyed once their calls in flight finish. An empty notification, or one
+/// holding an `empty://` URL, empties the list. Calls read an atomic snapshot.
 pub struct DynamicDirectory {
     consumer: Url,
     factory: InvokerFactory,
     chain: Arc<RouterChain>,
     status: Arc<RpcStatus>,
     snapshot: ArcSwap<Vec<BoxInvoker>>,
-    by_url: tokio::sync::Mutex<HashMap<Url, BoxInvoker>>,
+    state: tokio::sync::Mutex<State>,
+}
+
+/// What the notifications built, under the directory's lock.
+#[derive(Default)]
+struct State {
+    /// The invoker of each listed URL.
+    by_url: HashMap<Url, BoxInvoker>,
+    /// Listed URLs not referred yet (their refer failed): tried again at every delta
+    /// (a whole list tries every URL it lacks anyway).
+    unreferred: HashSet<Url>,
+    /// URLs a delta removed whose invokers were kept because nothing else was left
+    /// (see [`DynamicDirectory::notify_delta`]): dropped once other invokers are there.
+    kept: Vec<Url>,
+    /// The snapshot replaced by the last delta, and that delta: the next delta brings
+    /// it up to date in place (no copy of every invoker handle) when no call holds it.
+    spare: Option<Spare>,
+}
+
+/// A snapshot one delta behind the current one.
+struct Spare {
+    list: Arc<Vec<BoxInvoker>>,
+    /// The invokers the delta removed, and the ones it added.
+    removed: Vec<BoxInvoker>,
+    added: Vec<BoxInvoker>,
 }
 
 impl fmt::Debug for DynamicDirectory {
@@ -60,6 +84,11 @@ fn is_provider_url(url: &Url) -> bool {
     )
 }
 
+/// Whether `a` and `b` are the same invoker.
+fn same_invoker(a: &BoxInvoker, b: &BoxInvoker) -> bool {
+    std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
+}
+
 impl DynamicDirectory {
     /// An empty directory for `consumer`, referring providers with `factory` and
     /// counting their calls in `status`.
@@ -75,13 +104,57 @@ impl DynamicDirectory {
             chain,
             status,
             snapshot: ArcSwap::from_pointee(Vec::new()),
-            by_url: tokio::sync::Mutex::new(HashMap::new()),
+            state: tokio::sync::Mutex::new(State::default()),
         }
     }
 
     /// The router chain.
     pub fn router_chain(&self) -> &Arc<RouterChain> {
         &self.chain
+    }
+
+    /// Whether `url` is a provider URL of a protocol the consumer accepts.
+    fn wanted(&self, url: &Url, accepted: Option<&[&str]>) -> bool {
+        if !is_provider_url(url) {
+            return false;
+        }
+        if let Some(list) = accepted {
+            if !list.iter().any(|p| Some(*p) == url.protocol()) {
+                debug!(provider = %url, "protocol not accepted by the consumer, skipped");
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The protocols the consumer accepts (`protocol=`), when it names any.
+    fn accepted(&self) -> Option<Vec<&str>> {
+        self.consumer
+            .get_param(PROTOCOL_KEY)
+            .filter(|p| !p.is_empty())
+            .map(|p| p.split(',').map(str::trim).collect())
+    }
+
+    /// Refers `urls` concurrently; the ones that fail are logged and left out.
+    async fn refer(&self, urls: Vec<Url>) -> Vec<(Url, Option<BoxInvoker>)> {
+        let referred = futures::future::join_all(urls.iter().map(|u| {
+            let merged = merge_provider_url(u, &self.consumer);
+            (self.factory)(merged)
+        }))
+        .await;
+        urls.into_iter()
+            .zip(referred)
+            .map(|(url, result)| match result {
+                Ok(inv) => {
+                    debug!(provider = %url.address(), "provider referred");
+                    (url, Some(StatusInvoker::wrap(inv, self.status.clone())))
+                }
+                Err(e) => {
+                    warn!(provider = %url.address(), error = %e, "failed to refer provider");
+                    (url, None)
+                }
+            })
+            .collect()
     }
 
     /// Replaces the provider list with `urls` (the complete current list), with Java
@@ -98,84 +171,200 @@ impl DynamicDirectory {
     /// Routing is not the directory's business: a route leaving no provider for a call
     /// fails that call (`force`) or falls back, and the invokers stay.
     pub async fn notify(&self, urls: Vec<Url>) {
-        let mut by_url = self.by_url.lock().await;
+        let mut st = self.state.lock().await;
         if urls.is_empty() {
-            if !by_url.is_empty() {
-                warn!(consumer = %self.consumer.service_key(), kept = by_url.len(), "empty provider list without empty://: the providers are kept (empty protection)");
+            if !st.by_url.is_empty() {
+                warn!(consumer = %self.consumer.service_key(), kept = st.by_url.len(), "empty provider list without empty://: the providers are kept (empty protection)");
             }
             return;
         }
         if urls.iter().any(|u| u.protocol() == Some(protocols::EMPTY)) {
             info!(consumer = %self.consumer.service_key(), "provider list emptied");
             self.snapshot.store(Arc::new(Vec::new()));
-            for (_, inv) in by_url.drain() {
+            st.unreferred.clear();
+            st.kept.clear();
+            st.spare = None;
+            for (_, inv) in st.by_url.drain() {
                 inv.destroy();
             }
             return;
         }
-        let accepted: Option<Vec<&str>> = self
-            .consumer
-            .get_param(PROTOCOL_KEY)
-            .filter(|p| !p.is_empty())
-            .map(|p| p.split(',').map(str::trim).collect());
+        let accepted = self.accepted();
         let mut wanted: Vec<Url> = Vec::new();
         let mut seen = HashSet::new();
         for url in urls {
-            if !is_provider_url(&url) {
-                continue;
-            }
-            if let Some(list) = &accepted {
-                if !list.iter().any(|p| Some(*p) == url.protocol()) {
-                    debug!(provider = %url, "protocol not accepted by the consumer, skipped");
-                    continue;
-                }
-            }
-            if seen.insert(url.clone()) {
+            if self.wanted(&url, accepted.as_deref()) && seen.insert(url.clone()) {
                 wanted.push(url);
             }
         }
         // Refer the new ones concurrently.
         let new_urls: Vec<Url> = wanted
             .iter()
-            .filter(|u| !by_url.contains_key(*u))
+            .filter(|u| !st.by_url.contains_key(*u))
             .cloned()
             .collect();
-        let referred = futures::future::join_all(new_urls.iter().map(|u| {
-            let merged = merge_provider_url(u, &self.consumer);
-            (self.factory)(merged)
-        }))
-        .await;
-        for (url, result) in new_urls.into_iter().zip(referred) {
-            match result {
-                Ok(inv) => {
-                    debug!(provider = %url.address(), "provider referred");
-                    by_url.insert(url, StatusInvoker::wrap(inv, self.status.clone()));
+        let mut unreferred = HashSet::new();
+        for (url, inv) in self.refer(new_urls).await {
+            match inv {
+                Some(inv) => {
+                    st.by_url.insert(url, inv);
                 }
-                Err(e) => warn!(provider = %url.address(), error = %e, "failed to refer provider"),
+                None => {
+                    unreferred.insert(url);
+                }
             }
         }
         let keep: HashSet<&Url> = wanted.iter().collect();
-        let removed: Vec<Url> = by_url
+        let removed: Vec<Url> = st
+            .by_url
             .keys()
             .filter(|u| !keep.contains(u))
             .cloned()
             .collect();
         let list: Vec<BoxInvoker> = wanted
             .iter()
-            .filter_map(|u| by_url.get(u).cloned())
+            .filter_map(|u| st.by_url.get(u).cloned())
             .collect();
-        if list.is_empty() && !by_url.is_empty() {
-            error!(consumer = %self.consumer.service_key(), listed = wanted.len(), kept = by_url.len(), "no invoker from the provider list: the providers are kept");
+        st.unreferred = unreferred;
+        if list.is_empty() && !st.by_url.is_empty() {
+            error!(consumer = %self.consumer.service_key(), listed = wanted.len(), kept = st.by_url.len(), "no invoker from the provider list: the providers are kept");
             return;
         }
+        st.kept.clear();
+        st.spare = None;
         self.snapshot.store(Arc::new(list));
         for url in removed {
-            if let Some(inv) = by_url.remove(&url) {
+            if let Some(inv) = st.by_url.remove(&url) {
                 debug!(provider = %url.address(), "provider removed");
                 inv.destroy();
             }
         }
     }
+
+    /// Applies a change of the provider list: refers the `added` URLs (and the listed
+    /// ones whose refer failed before), destroys the invokers of the `removed` ones,
+    /// and publishes the new snapshot: the previous one less the removed invokers, plus
+    /// the new ones at the end. Only the changed URLs are hashed. Routers read whole
+    /// snapshots, so the new one is a whole list: the snapshot the previous delta
+    /// replaced, updated in place when no call holds it any more (no invoker handle
+    /// copied), else one copy of the current one.
+    ///
+    /// Applied in order with [`notify`](Self::notify) (one lock). A delta holding
+    /// `empty://` is not one: use `notify` for it. When the change would leave no
+    /// invoker although the directory had some (everything removed, nothing referred),
+    /// the removed invokers are kept, as a whole list giving no invoker keeps them, until
+    /// a later change brings others.
+    pub async fn notify_delta(&self, added: Vec<Url>, removed: Vec<Url>) {
+        let mut st = self.state.lock().await;
+        let accepted = self.accepted();
+        let mut gone: Vec<(Url, BoxInvoker)> = Vec::new();
+        for url in removed {
+            st.unreferred.remove(&url);
+            st.kept.retain(|k| *k != url);
+            if let Some(inv) = st.by_url.remove(&url) {
+                gone.push((url, inv));
+            }
+        }
+        for url in added {
+            if self.wanted(&url, accepted.as_deref()) {
+                if let Some(i) = gone.iter().position(|(u, _)| *u == url) {
+                    // Removed and added again: unchanged.
+                    let (url, inv) = gone.swap_remove(i);
+                    st.by_url.insert(url, inv);
+                } else if st.by_url.contains_key(&url) {
+                    // Listed again: no longer only kept.
+                    st.kept.retain(|k| *k != url);
+                } else {
+                    st.unreferred.insert(url);
+                }
+            }
+        }
+        let to_refer: Vec<Url> = st.unreferred.drain().collect();
+        let mut fresh: Vec<BoxInvoker> = Vec::new();
+        for (url, inv) in self.refer(to_refer).await {
+            match inv {
+                Some(inv) => {
+                    fresh.push(inv.clone());
+                    st.by_url.insert(url, inv);
+                }
+                None => {
+                    st.unreferred.insert(url);
+                }
+            }
+        }
+        // Kept invokers go once others are there.
+        if !st.kept.is_empty() && st.by_url.len() > st.kept.len() {
+            for url in std::mem::take(&mut st.kept) {
+                if let Some(inv) = st.by_url.remove(&url) {
+                    gone.push((url, inv));
+                }
+            }
+        }
+        if gone.is_empty() && fresh.is_empty() {
+            return;
+        }
+        let old = self.snapshot.load_full();
+        if st.by_url.is_empty() && !old.is_empty() {
+            error!(consumer = %self.consumer.service_key(), removed = gone.len(), "a delta would leave no invoker: the removed providers are kept");
+            for (url, inv) in gone {
+                st.kept.push(url.clone());
+                st.by_url.insert(url, inv);
+            }
+            return;
+        }
+        let removed: Vec<BoxInvoker> = gone.iter().map(|(_, inv)| inv.clone()).collect();
+        // The snapshot before the current one, brought up to date in place when no
+        // call holds it any more; else a copy of the current one.
+        let next = match st.spare.take() {
+            Some(Spare {
+                mut list,
+                removed: before,
+                added,
+            }) => match Arc::get_mut(&mut list) {
+                Some(v) => {
+                    remove_invokers(v, &before);
+                    v.extend(added);
+                    remove_invokers(v, &removed);
+                    v.extend(fresh.iter().cloned());
+                    list
+                }
+                None => rebuilt(&old, &removed, &fresh),
+            },
+            None => rebuilt(&old, &removed, &fresh),
+        };
+        self.snapshot.store(next);
+        st.spare = Some(Spare {
+            list: old,
+            removed,
+            added: fresh,
+        });
+        for (url, inv) in gone {
+            debug!(provider = %url.address(), "provider removed");
+            inv.destroy();
+        }
+    }
+}
+
+/// Removes `gone` from `list` (by pointer).
+fn remove_invokers(list: &mut Vec<BoxInvoker>, gone: &[BoxInvoker]) {
+    if gone.is_empty() {
+        return;
+    }
+    if gone.len() <= 16 {
+        list.retain(|i| !gone.iter().any(|g| same_invoker(g, i)));
+    } else {
+        let at: HashSet<*const ()> = gone.iter().map(|g| Arc::as_ptr(g).cast::<()>()).collect();
+        list.retain(|i| !at.contains(&Arc::as_ptr(i).cast::<()>()));
+    }
+}
+
+/// `old` less `gone`, plus `fresh`: a new list.
+fn rebuilt(old: &[BoxInvoker], gone: &[BoxInvoker], fresh: &[BoxInvoker]) -> Arc<Vec<BoxInvoker>> {
+    let mut list: Vec<BoxInvoker> = Vec::with_capacity(old.len() + fresh.len());
+    list.extend(old.iter().cloned());
+    remove_invokers(&mut list, gone);
+    list.extend(fresh.iter().cloned());
+    Arc::new(list)
 }
 
 impl Directory for DynamicDirectory {
@@ -197,8 +386,11 @@ impl Directory for DynamicDirectory {
         for inv in old.iter() {
             inv.destroy();
         }
-        if let Ok(mut map) = self.by_url.try_lock() {
-            map.clear();
+        if let Ok(mut st) = self.state.try_lock() {
+            st.by_url.clear();
+            st.unreferred.clear();
+            st.kept.clear();
+            st.spare = None;
         }
     }
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rubbo_common::BoxFuture;
-use rubbo_metadata::ServiceInstance;
+use rubbo_metadata::{InstanceList, ServiceInstance};
 use tokio::sync::watch;
 use tracing::{debug, warn};
 use zookeeper_client::{Client, Error as ZkError, EventType, OneshotWatcher};
@@ -28,8 +28,9 @@ struct Child {
     /// are ignored.
     generation: u64,
     /// `None` when the node does not parse (skipped, kept so it is not read again
-    /// until it changes).
-    instance: Option<ServiceInstance>,
+    /// until it changes). Shared with the lists published, so that an instance that
+    /// did not change keeps its `Arc` from one list to the next.
+    instance: Option<Arc<ServiceInstance>>,
 }
 
 /// What one session knows of an application's instances.
@@ -85,7 +86,7 @@ impl AppState {
         match client.get_and_watch_data(&path).await {
             Ok((data, _, watcher)) => {
                 let instance = match ServiceInstance::from_curator_json(&data) {
-                    Ok(i) => Some(i),
+                    Ok(i) => Some(Arc::new(i)),
                     Err(e) => {
                         warn!(node = %path, error = %e, "skipping an instance node");
                         None
@@ -115,13 +116,13 @@ impl AppState {
     }
 
     /// The instances, ordered by id.
-    fn instances(&self) -> Vec<ServiceInstance> {
-        let mut out: Vec<ServiceInstance> = self
+    fn instances(&self) -> Vec<Arc<ServiceInstance>> {
+        let mut out: Vec<Arc<ServiceInstance>> = self
             .children
             .values()
             .filter_map(|c| c.instance.clone())
             .collect();
-        out.sort_by_key(ServiceInstance::id);
+        out.sort_by(|a, b| a.cmp_id(b));
         out
     }
 
@@ -132,7 +133,7 @@ impl AppState {
         inner: &Inner,
         client: &Client,
         children: &mut BoxFuture<'static, EventType>,
-        tx: &watch::Sender<Arc<Vec<ServiceInstance>>>,
+        tx: &watch::Sender<InstanceList>,
         rx: &mut watch::Receiver<Option<Conn>>,
     ) -> Result<Next, ZkError> {
         loop {
@@ -172,7 +173,7 @@ impl AppState {
     }
 }
 
-fn publish(tx: &watch::Sender<Arc<Vec<ServiceInstance>>>, list: Vec<ServiceInstance>) {
+fn publish(tx: &watch::Sender<InstanceList>, list: Vec<Arc<ServiceInstance>>) {
     tx.send_if_modified(|old| {
         let changed = **old != list;
         if changed {
@@ -188,7 +189,7 @@ fn publish(tx: &watch::Sender<Arc<Vec<ServiceInstance>>>, list: Vec<ServiceInsta
 pub(super) async fn follow_shared(
     inner: Arc<Inner>,
     app: String,
-    tx: watch::Sender<Arc<Vec<ServiceInstance>>>,
+    tx: watch::Sender<InstanceList>,
     listed: watch::Sender<bool>,
 ) {
     loop {
@@ -209,7 +210,7 @@ pub(super) async fn follow_shared(
 async fn follow_instances(
     inner: &Inner,
     app: &str,
-    tx: &watch::Sender<Arc<Vec<ServiceInstance>>>,
+    tx: &watch::Sender<InstanceList>,
     listed: &watch::Sender<bool>,
 ) {
     let path = format!("{}/{app}", inner.services_root);

@@ -277,3 +277,107 @@ async fn bad_input_is_reported_not_retried() {
     assert!(fb.subscribe(consumer(), l).await.is_err());
     assert_eq!(fb.pending_retries(), 0);
 }
+
+/// A registry that keeps the listeners it is given, for the test to notify.
+#[derive(Debug)]
+struct Capture {
+    url: Url,
+    listeners: Mutex<Vec<SharedListener>>,
+}
+
+impl Registry for Capture {
+    fn url(&self) -> &Url {
+        &self.url
+    }
+    fn is_available(&self) -> bool {
+        true
+    }
+    fn register(&self, _url: Url) -> BoxFuture<'_, RegistryResult<()>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn unregister(&self, _url: Url) -> BoxFuture<'_, RegistryResult<()>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn subscribe(&self, _url: Url, l: SharedListener) -> BoxFuture<'_, RegistryResult<()>> {
+        self.listeners.lock().push(l);
+        Box::pin(async { Ok(()) })
+    }
+    fn unsubscribe(&self, _url: Url, _l: SharedListener) -> BoxFuture<'_, RegistryResult<()>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn lookup(&self, _url: Url) -> BoxFuture<'_, RegistryResult<Vec<Url>>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    fn destroy(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// Records whole lists and deltas apart.
+#[derive(Debug, Default)]
+struct DeltaRecorder {
+    lists: Mutex<Vec<Vec<Url>>>,
+    deltas: Mutex<Vec<UrlDelta>>,
+}
+
+impl NotifyListener for DeltaRecorder {
+    fn notify(&self, urls: Vec<Url>) {
+        self.lists.lock().push(urls);
+    }
+    fn notify_delta(&self, delta: UrlDelta, _full: &dyn Fn() -> Vec<Url>) {
+        self.deltas.lock().push(delta);
+    }
+}
+
+#[tokio::test]
+async fn deltas_are_forwarded_and_the_cache_keeps_the_whole_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("registry.cache");
+    let inner = Arc::new(Capture {
+        url: u(&format!("capture://h:1?file={}", file.display())),
+        listeners: Mutex::default(),
+    });
+    let fb = FailbackRegistry::new(inner.clone());
+    let user = Arc::new(DeltaRecorder::default());
+    fb.subscribe(consumer(), user.clone()).await.unwrap();
+    let wrapped = inner.listeners.lock()[0].clone();
+    let p1 = provider();
+    let p2 = u(&format!("dubbo://10.0.0.2:20880/{IFACE}?interface={IFACE}"));
+    wrapped.notify(vec![p1.clone()]);
+    let delta = UrlDelta {
+        added: vec![p2.clone()],
+        removed: vec![],
+    };
+    let (a, b) = (p1.clone(), p2.clone());
+    wrapped.notify_delta(delta.clone(), &move || vec![a.clone(), b.clone()]);
+    assert_eq!(*user.lists.lock(), vec![vec![p1.clone()]]);
+    assert_eq!(
+        *user.deltas.lock(),
+        vec![delta],
+        "the delta itself reaches the user"
+    );
+    let mut cached = fb.cache().unwrap().get(&consumer());
+    cached.sort_by_key(Url::to_full_string);
+    assert_eq!(
+        cached,
+        vec![p1, p2],
+        "the cache holds the list after the delta"
+    );
+    // A listener without deltas gets the whole list through the wrapper.
+    let (plain, seen) = recorder();
+    fb.subscribe(consumer().with_param("x", "1"), plain)
+        .await
+        .unwrap();
+    let wrapped = inner.listeners.lock()[1].clone();
+    let p3 = u(&format!("dubbo://10.0.0.3:20880/{IFACE}?interface={IFACE}"));
+    let full = p3.clone();
+    wrapped.notify_delta(
+        UrlDelta {
+            added: vec![p3],
+            removed: vec![],
+        },
+        &move || vec![full.clone()],
+    );
+    assert_eq!(seen.lock().len(), 1);
+    assert_eq!(seen.lock()[0][0].address(), "10.0.0.3:20880");
+}

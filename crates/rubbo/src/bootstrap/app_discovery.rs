@@ -14,6 +14,7 @@ mod migration;
 mod scale_tests;
 #[cfg(test)]
 mod tests;
+mod tracked;
 #[cfg(all(test, feature = "zookeeper"))]
 mod zk_scale_tests;
 

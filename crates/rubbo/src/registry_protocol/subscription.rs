@@ -9,6 +9,8 @@
 //! reference is destroyed or dropped, or the registry protocol is destroyed) makes the
 //! task unsubscribe, unregister the consumer, empty the directory and end.
 
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use rubbo_cluster::router::DynamicRouters;
@@ -16,8 +18,8 @@ use rubbo_cluster::{Directory, DynamicDirectory};
 use rubbo_common::keys;
 use rubbo_common::{RpcError, Url};
 use rubbo_registry::{
-    CONFIGURATORS_CATEGORY, PROVIDERS_CATEGORY, ROUTERS_CATEGORY, SharedListener, SharedRegistry,
-    consumer_register_url, list_category, should_register, subscribe_url,
+    CONFIGURATORS_CATEGORY, NotifyListener, PROVIDERS_CATEGORY, ROUTERS_CATEGORY, SharedListener,
+    SharedRegistry, UrlDelta, consumer_register_url, list_category, should_register, subscribe_url,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -58,6 +60,8 @@ pub(super) struct Subscription {
 /// What the task applies, in order.
 pub(super) enum Update {
     Providers(Vec<Url>),
+    /// A change of the provider list (application-level discovery).
+    ProviderDelta(UrlDelta),
     Configurators(Vec<Url>),
     /// The config center's override rules changed: list the providers again.
     Reconfigure,
@@ -158,23 +162,29 @@ impl Drop for Subscription {
     }
 }
 
-/// The registry listener: sorts each notification by category. Provider lists and
-/// override rules go to the task; routing rules replace the router set at once.
-fn listener(tx: mpsc::UnboundedSender<Update>, routers: Arc<DynamicRouters>) -> SharedListener {
-    Arc::new(move |urls: Vec<Url>| {
+/// The registry listener: sorts each notification by category. Provider lists,
+/// provider deltas and override rules go to the task, in the order they came; routing
+/// rules replace the router set at once.
+struct Feed {
+    tx: mpsc::UnboundedSender<Update>,
+    routers: Arc<DynamicRouters>,
+}
+
+impl NotifyListener for Feed {
+    fn notify(&self, urls: Vec<Url>) {
         let category = urls
             .first()
             .map(list_category)
             .unwrap_or(PROVIDERS_CATEGORY);
         match category {
             PROVIDERS_CATEGORY => {
-                let _ = tx.send(Update::Providers(urls));
+                let _ = self.tx.send(Update::Providers(urls));
             }
             CONFIGURATORS_CATEGORY => {
-                let _ = tx.send(Update::Configurators(urls));
+                let _ = self.tx.send(Update::Configurators(urls));
             }
             ROUTERS_CATEGORY => {
-                routers.replace_urls(&urls);
+                self.routers.replace_urls(&urls);
             }
             other => debug!(
                 category = other,
@@ -182,7 +192,15 @@ fn listener(tx: mpsc::UnboundedSender<Update>, routers: Arc<DynamicRouters>) -> 
                 "category not applied, skipped"
             ),
         }
-    })
+    }
+
+    fn notify_delta(&self, delta: UrlDelta, _full: &dyn Fn() -> Vec<Url>) {
+        let _ = self.tx.send(Update::ProviderDelta(delta));
+    }
+}
+
+fn listener(tx: mpsc::UnboundedSender<Update>, routers: Arc<DynamicRouters>) -> SharedListener {
+    Arc::new(Feed { tx, routers })
 }
 
 /// Whether a listed provider may be called: `disabled`, when present, decides;
@@ -208,9 +226,129 @@ struct Task {
     service: String,
 }
 
+/// The providers as the registry listed them, each with what the override rules
+/// made of it (`None`: disabled, left out of the directory).
+#[derive(Default)]
+struct Providers {
+    configured: HashMap<Url, Option<Url>>,
+    /// How many providers each provider application has (the tag route follows one).
+    apps: BTreeMap<String, usize>,
+}
+
+fn application_of(provider: &Url) -> Option<&str> {
+    provider
+        .get_param(keys::APPLICATION_KEY)
+        .filter(|a| !a.is_empty())
+}
+
+impl Providers {
+    fn insert(&mut self, raw: Url, configured: Option<Url>) {
+        match self.configured.entry(raw) {
+            Entry::Occupied(mut e) => {
+                e.insert(configured);
+            }
+            Entry::Vacant(e) => {
+                if let Some(app) = application_of(e.key()) {
+                    match self.apps.get_mut(app) {
+                        Some(n) => *n += 1,
+                        None => {
+                            self.apps.insert(app.to_owned(), 1);
+                        }
+                    }
+                }
+                e.insert(configured);
+            }
+        }
+    }
+
+    fn remove(&mut self, raw: &Url) -> Option<Option<Url>> {
+        let configured = self.configured.remove(raw)?;
+        if let Some(app) = application_of(raw) {
+            if let Some(n) = self.apps.get_mut(app) {
+                *n -= 1;
+                if *n == 0 {
+                    self.apps.remove(app);
+                }
+            }
+        }
+        Some(configured)
+    }
+}
+
 impl Task {
+    /// `provider` as the override rules make it, or `None` when they disable it.
+    fn configure(&self, provider: &Url) -> Option<Url> {
+        let application = self.feeds.application.as_deref();
+        // A provider disabled by a rule (its own registration or the consumer's
+        // reading) is left out, as Java's `RegistryDirectory.toInvokers` does.
+        let url = self
+            .feeds
+            .rules
+            .configure(provider, &self.feeds.host, application);
+        if is_enabled(&url) {
+            Some(url)
+        } else {
+            debug!(service = %self.service, provider = %url.address(), "disabled provider left out");
+            None
+        }
+    }
+
+    /// Applies a whole provider list (it may be `empty://`).
+    async fn apply_list(&self, urls: Vec<Url>, providers: &mut Providers) {
+        *providers = Providers::default();
+        let mut listed = Vec::with_capacity(urls.len());
+        for u in urls {
+            if u.protocol() == Some(keys::protocols::EMPTY) {
+                listed.extend(self.configure(&u));
+                continue;
+            }
+            let configured = self.configure(&u);
+            listed.extend(configured.clone());
+            providers.insert(u, configured);
+        }
+        self.feeds.directory.notify(listed).await;
+    }
+
+    /// Applies a change of the provider list.
+    async fn apply_delta(&self, delta: UrlDelta, providers: &mut Providers) {
+        let mut removed = Vec::with_capacity(delta.removed.len());
+        for u in &delta.removed {
+            if let Some(Some(configured)) = providers.remove(u) {
+                removed.push(configured);
+            }
+        }
+        let mut added = Vec::with_capacity(delta.added.len());
+        for u in delta.added {
+            let configured = self.configure(&u);
+            added.extend(configured.clone());
+            if let Some(Some(old)) = providers.remove(&u) {
+                removed.push(old);
+            }
+            providers.insert(u, configured);
+        }
+        self.feeds.directory.notify_delta(added, removed).await;
+    }
+
+    /// The override rules changed: every provider is configured again.
+    async fn reconfigure(&self, providers: &mut Providers) {
+        if providers.configured.is_empty() {
+            // The directory holds nothing to configure.
+            return;
+        }
+        let raw: Vec<Url> = providers.configured.keys().cloned().collect();
+        let mut listed = Vec::with_capacity(raw.len());
+        for u in raw {
+            let configured = self.configure(&u);
+            listed.extend(configured.clone());
+            providers.configured.insert(u, configured);
+        }
+        self.feeds.directory.notify(listed).await;
+    }
+
     async fn run(mut self) {
-        let mut providers: Option<Vec<Url>> = None;
+        let mut providers: Option<Providers> = None;
+        // The provider application whose tag route is followed.
+        let mut followed: Option<String> = None;
         loop {
             let update = tokio::select! {
                 biased;
@@ -222,6 +360,8 @@ impl Task {
             };
             let started = std::time::Instant::now();
             let mut notified = None;
+            // The application of the list's first provider, for a whole list.
+            let mut first_app = None;
             match update {
                 Update::Providers(urls) => {
                     notified = Some(
@@ -229,40 +369,46 @@ impl Task {
                             .filter(|u| u.protocol() != Some(keys::protocols::EMPTY))
                             .count(),
                     );
-                    providers = Some(urls);
+                    first_app = urls
+                        .iter()
+                        .find_map(|p| application_of(p).map(str::to_owned));
+                    let p = providers.get_or_insert_with(Providers::default);
+                    self.apply_list(urls, p).await;
+                }
+                Update::ProviderDelta(delta) => {
+                    let p = providers.get_or_insert_with(Providers::default);
+                    self.apply_delta(delta, p).await;
+                    notified = Some(p.configured.len());
                 }
                 Update::Configurators(urls) => {
                     let rules = self.feeds.rules.registry.replace_urls(&urls);
                     info!(service = %self.service, rules, "override rules replaced");
+                    if let Some(p) = providers.as_mut() {
+                        self.reconfigure(p).await;
+                    }
                 }
-                Update::Reconfigure => {}
+                Update::Reconfigure => {
+                    if let Some(p) = providers.as_mut() {
+                        self.reconfigure(p).await;
+                    }
+                }
             }
             let Some(list) = &providers else { continue };
             if let Some(g) = &self.feeds.governance {
-                // The tag route is the provider application's (Java's TagStateRouter).
-                let app = list
-                    .iter()
-                    .find_map(|p| p.get_param(keys::APPLICATION_KEY))
-                    .filter(|a| !a.is_empty());
+                // The tag route is the provider application's (Java's TagStateRouter):
+                // a whole list's first provider's, else the one followed while it has
+                // providers, else the first application listed.
+                let app = first_app.or_else(|| {
+                    followed
+                        .clone()
+                        .filter(|a| list.apps.contains_key(a))
+                        .or_else(|| list.apps.keys().next().cloned())
+                });
                 if let Some(app) = app {
-                    g.follow_provider_app(app).await;
+                    g.follow_provider_app(&app).await;
+                    followed = Some(app);
                 }
             }
-            let application = self.feeds.application.as_deref();
-            // A provider disabled by a rule (its own registration or the consumer's
-            // reading) is left out, as Java's `RegistryDirectory.toInvokers` does.
-            let listed: Vec<Url> = list
-                .iter()
-                .map(|p| self.feeds.rules.configure(p, &self.feeds.host, application))
-                .filter(|u| {
-                    let enabled = is_enabled(u);
-                    if !enabled {
-                        debug!(service = %self.service, provider = %u.address(), "disabled provider left out");
-                    }
-                    enabled
-                })
-                .collect();
-            self.feeds.directory.notify(listed).await;
             if let Some(m) = &self.feeds.metrics {
                 if let Some(n) = notified {
                     m.registry_notify(&self.service, n, started.elapsed());

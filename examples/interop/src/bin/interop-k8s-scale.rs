@@ -205,7 +205,7 @@ fn instance(app: &str, ip: &str) -> Result<ServiceInstance> {
     Ok(i)
 }
 
-fn has(list: &[ServiceInstance], ip: &str) -> bool {
+fn has(list: &[Arc<ServiceInstance>], ip: &str) -> bool {
     list.iter().any(|i| i.host == ip)
 }
 
@@ -214,7 +214,7 @@ async fn until(
     rx: &mut InstancesWatch,
     within: Duration,
     what: &str,
-    cond: impl FnMut(&Arc<Vec<ServiceInstance>>) -> bool,
+    cond: impl FnMut(&rubbo_metadata::InstanceList) -> bool,
 ) -> Result<()> {
     match tokio::time::timeout(within, rx.wait_for(cond)).await {
         Ok(Ok(_)) => Ok(()),

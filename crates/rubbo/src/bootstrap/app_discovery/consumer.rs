@@ -20,12 +20,12 @@ use futures::future::Shared;
 use parking_lot::Mutex;
 use rubbo_common::{BoxFuture, Protocol, RpcError, Url, keys};
 use rubbo_metadata::{
-    EMPTY_REVISION, InstancesWatch, MappingWatch, MetadataInfo, ServiceInstance, parse_mapping,
+    InstanceList, InstancesWatch, MappingWatch, MetadataInfo, ServiceInstance, parse_mapping,
     parse_url_params,
 };
 use rubbo_registry::{
-    PROVIDERS_CATEGORY, Registry, RegistryResult, SharedListener, empty_url, is_match,
-    notify_safely, same_listener,
+    PROVIDERS_CATEGORY, Registry, RegistryResult, SharedListener, UrlDelta, empty_url, is_match,
+    notify_delta_safely, notify_safely, same_listener,
 };
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -36,6 +36,7 @@ use super::metadata_service::{MetadataService as _, MetadataServiceClient};
 use super::metadata_service_v2::{
     MetadataRequest, MetadataServiceV2 as _, MetadataServiceV2Client, from_v2,
 };
+use super::tracked::{self, AppInstances, Tracked, usable_revision};
 
 /// The reference parameter naming the provider applications (skips the mapping).
 pub(crate) const PROVIDED_BY_KEY: &str = "provided-by";
@@ -430,19 +431,39 @@ struct Pending {
     next: Instant,
 }
 
-/// The instances of one application: the watch, and the list read when it was
-/// made, used until the watch reports (a ZooKeeper watch starts empty and fills in).
+/// The instances of one application: the watch, the list read when it was made (used
+/// until the watch reports: a ZooKeeper watch starts empty and fills in), and the list
+/// the subscription last applied.
 struct AppWatch {
     rx: InstancesWatch,
-    seed: Option<Vec<ServiceInstance>>,
+    seed: Option<InstanceList>,
+    applied: InstanceList,
+    /// The watch's sender is gone: its instances leave at the next refresh.
+    closed: bool,
 }
 
 impl AppWatch {
-    fn current(&mut self) -> Vec<ServiceInstance> {
+    fn new(rx: InstancesWatch, seed: Option<Vec<ServiceInstance>>) -> Self {
+        AppWatch {
+            rx,
+            seed: seed.map(|s| {
+                let mut list: Vec<Arc<ServiceInstance>> = s.into_iter().map(Arc::new).collect();
+                list.sort_by(|a, b| a.cmp_id(b));
+                Arc::new(list)
+            }),
+            applied: InstanceList::default(),
+            closed: false,
+        }
+    }
+
+    fn current(&mut self) -> InstanceList {
+        if self.closed {
+            return InstanceList::default();
+        }
         if self.rx.has_changed().unwrap_or(true) {
             self.seed = None;
         }
-        let now = self.rx.borrow_and_update().to_vec();
+        let now = self.rx.borrow_and_update().clone();
         match &self.seed {
             Some(seed) if now.is_empty() => seed.clone(),
             _ => now,
@@ -465,10 +486,15 @@ struct Watcher {
     /// Per backend: the application watches.
     apps: Vec<HashMap<String, AppWatch>>,
     pending: HashMap<(String, String), Pending>,
-    /// The addresses of each instance (app, id) at its last known revision.
-    known: HashMap<(String, String), Vec<Url>>,
+    /// The instances followed, by application and id, with the addresses each gave
+    /// (at its last known revision while its new one is pending).
+    instances: HashMap<String, AppInstances>,
+    /// How many provider URLs the instances give (an address given by two
+    /// instances counts twice).
+    urls: usize,
     skipped: BTreeSet<String>,
-    last: Option<Vec<Url>>,
+    /// Whether the first list was announced.
+    announced: bool,
 }
 
 impl Watcher {
@@ -490,9 +516,10 @@ impl Watcher {
             mappings: Vec::new(),
             apps: registry.backends.iter().map(|_| HashMap::new()).collect(),
             pending: HashMap::new(),
-            known: HashMap::new(),
+            instances: HashMap::new(),
+            urls: 0,
             skipped: BTreeSet::new(),
-            last: None,
+            announced: false,
         };
         for (i, b) in w.backends.clone().iter().enumerate() {
             let apps = match &provided_by {
@@ -545,7 +572,7 @@ impl Watcher {
                             }
                         }
                     };
-                    self.apps[i].insert(app.clone(), AppWatch { rx, seed });
+                    self.apps[i].insert(app.clone(), AppWatch::new(rx, seed));
                 }
                 Err(e) => warn!(app = %app, error = %e, "instances not watched"),
             }
@@ -594,55 +621,124 @@ impl Watcher {
                 info!(interface = %self.interface, apps = ?apps, "service-name mapping changed");
                 self.follow_apps(i, &apps).await;
             }
-            // Closed watches are dropped, so a gone backend cannot spin the loop.
+            // Closed watches are dropped (their instances leave), so a gone backend
+            // cannot spin the loop.
             for m in &mut self.mappings {
                 if m.as_ref().is_some_and(|m| m.has_changed().is_err()) {
                     *m = None;
                 }
             }
             for apps in &mut self.apps {
-                apps.retain(|_, w| w.rx.has_changed().is_ok());
+                for w in apps.values_mut() {
+                    w.closed |= w.rx.has_changed().is_err();
+                }
             }
             self.refresh(&listener).await;
         }
         debug!(interface = %self.interface, "application-level subscription closed");
     }
 
-    /// Reads every instance, fetches the revisions not cached (and not waiting for a
-    /// retry), and announces the addresses when they changed.
+    /// Applies what changed since the last refresh: the instances the watches added,
+    /// changed or removed, and the revisions due for a retry. Fetches the revisions
+    /// not cached (and not waiting for a retry), recomputes the addresses of the
+    /// instances concerned only, and announces the change: the whole list the first
+    /// time (and `empty://` whenever no address is left), else a delta.
     async fn refresh(&mut self, listener: &SharedListener) {
-        let mut instances: Vec<ServiceInstance> = Vec::new();
-        let mut seen: HashSet<(String, String)> = HashSet::new();
-        for apps in &mut self.apps {
+        // (application, id) of the instances to look at again.
+        let mut dirty: HashSet<(String, String)> = HashSet::new();
+        for (b, apps) in self.apps.iter_mut().enumerate() {
             for w in apps.values_mut() {
-                for i in &w.current() {
-                    if seen.insert((i.service_name.clone(), i.id())) {
-                        instances.push(i.clone());
+                let now = w.current();
+                if Arc::ptr_eq(&now, &w.applied) {
+                    continue;
+                }
+                let changed = tracked::changes(&w.applied, &now);
+                // Removals first: a list out of order may report an instance as both.
+                for i in &changed.removed {
+                    let key = (i.service_name.clone(), i.id());
+                    if let Some(t) = self
+                        .instances
+                        .get_mut(&key.0)
+                        .and_then(|a| a.by_id.get_mut(&key.1))
+                    {
+                        t.remove_source(b);
+                    }
+                    dirty.insert(key);
+                }
+                for i in changed.upserted {
+                    let key = (i.service_name.clone(), i.id());
+                    self.instances
+                        .entry(key.0.clone())
+                        .or_default()
+                        .by_id
+                        .entry(key.1.clone())
+                        .or_default()
+                        .set_source(b, i);
+                    dirty.insert(key);
+                }
+                w.applied = now;
+            }
+            apps.retain(|_, w| !w.closed);
+        }
+        let now = Instant::now();
+        // One instance per revision to fetch: a new one, or one due for a retry.
+        let mut wanted: Vec<(String, String, Arc<ServiceInstance>)> = Vec::new();
+        let mut want = |app: &str,
+                        rev: &str,
+                        i: &Arc<ServiceInstance>,
+                        pending: &HashMap<(String, String), Pending>,
+                        cache: &MetadataCache| {
+            let key = (app.to_owned(), rev.to_owned());
+            if cache.lock().contains_key(&key)
+                || pending.get(&key).is_some_and(|p| p.next > now)
+                || wanted.iter().any(|(a, r, _)| *a == key.0 && *r == key.1)
+            {
+                return;
+            }
+            wanted.push((key.0, key.1, i.clone()));
+        };
+        for (app, id) in &dirty {
+            let Some(i) = self
+                .instances
+                .get(app)
+                .and_then(|a| a.by_id.get(id))
+                .and_then(Tracked::effective)
+            else {
+                continue;
+            };
+            match usable_revision(i) {
+                Some(rev) => want(app, rev, i, &self.pending, &self.cache),
+                None => {
+                    if self.skipped.insert(i.id()) {
+                        warn!(app = %i.service_name, instance = %i.id(), "instance without a revision skipped");
                     }
                 }
             }
         }
-        let now = Instant::now();
-        let mut wanted: Vec<(String, String, ServiceInstance)> = Vec::new();
-        for i in &instances {
-            let Some(rev) = i
-                .revision()
-                .filter(|r| !r.is_empty() && *r != EMPTY_REVISION)
-            else {
-                if self.skipped.insert(i.id()) {
-                    warn!(app = %i.service_name, instance = %i.id(), "instance without a revision skipped");
-                }
-                continue;
-            };
-            let key = (i.service_name.clone(), rev.to_owned());
-            if self.cache.lock().contains_key(&key)
-                || self.pending.get(&key).is_some_and(|p| p.next > now)
-                || wanted.iter().any(|(a, r, _)| *a == key.0 && *r == key.1)
-            {
-                continue;
+        for (app, rev) in self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.next <= now)
+            .map(|(k, _)| k)
+        {
+            let carrier = self.instances.get(app).and_then(|a| {
+                a.by_id
+                    .values()
+                    .filter_map(Tracked::effective)
+                    .find(|i| usable_revision(i) == Some(rev.as_str()))
+            });
+            if let Some(i) = carrier {
+                want(app, rev, i, &self.pending, &self.cache);
             }
-            wanted.push((key.0, key.1, i.clone()));
         }
+        // Cached meanwhile by another subscription: no fetch, but the instances of
+        // the revision are looked at again.
+        let mut fetched: Vec<(String, String)> = self
+            .pending
+            .keys()
+            .filter(|k| self.cache.lock().contains_key(*k))
+            .cloned()
+            .collect();
         let fetches = wanted.into_iter().map(|(app, rev, i)| {
             let key = (app.clone(), rev.clone());
             let fetch = self
@@ -679,8 +775,8 @@ impl Watcher {
             match r {
                 Ok(info) => {
                     info!(app = %key.0, revision = %key.1, instance = %i.id(), services = info.services.len(), "metadata fetched");
-                    self.pending.remove(&key);
-                    self.cache.lock().insert(key, info);
+                    self.cache.lock().insert(key.clone(), info);
+                    fetched.push(key);
                 }
                 Err(e) => {
                     let failures = self.pending.get(&key).map_or(0, |p| p.failures) + 1;
@@ -700,51 +796,141 @@ impl Watcher {
                 }
             }
         }
+        // A revision now known: every instance carrying it gets its addresses.
+        for key in fetched {
+            self.pending.remove(&key);
+            if let Some(a) = self.instances.get(&key.0) {
+                for id in a.carrying(&key.1) {
+                    dirty.insert((key.0.clone(), id));
+                }
+            }
+        }
+        let (mut added, mut removed) = (Vec::new(), Vec::new());
+        for (app, id) in &dirty {
+            self.recompute(app, id, &mut added, &mut removed);
+        }
         // Revisions no instance carries any more are not retried.
+        let instances = &self.instances;
         self.pending.retain(|(app, rev), _| {
             instances
-                .iter()
-                .any(|i| i.service_name == *app && i.revision() == Some(rev.as_str()))
+                .get(app)
+                .is_some_and(|a| a.revisions.contains_key(rev))
         });
-        let mut known = HashMap::new();
-        let mut urls: Vec<Url> = Vec::new();
-        for i in &instances {
-            let id = (i.service_name.clone(), i.id());
-            let info = i.revision().and_then(|r| {
-                self.cache
-                    .lock()
-                    .get(&(i.service_name.clone(), r.to_owned()))
-                    .cloned()
-            });
-            let list = match info {
-                Some(info) => provider_urls(i, &info, &self.consumer, &self.interface),
+        self.instances.retain(|_, a| !a.by_id.is_empty());
+        self.announce(listener, added, removed);
+    }
+
+    /// Recomputes the addresses of instance `id` of `app` from the version that
+    /// counts (a pending revision keeps the previous addresses), noting what changed
+    /// as (application, id, URL).
+    fn recompute(
+        &mut self,
+        app: &str,
+        id: &str,
+        added: &mut Vec<(String, String, Url)>,
+        removed: &mut Vec<(String, String, Url)>,
+    ) {
+        let Some(a) = self.instances.get_mut(app) else {
+            return;
+        };
+        let Some(t) = a.by_id.get_mut(id) else {
+            return;
+        };
+        let effective = t.effective().cloned();
+        let old = std::mem::replace(&mut t.current, effective.clone());
+        let (mut gone, mut new) = (Vec::new(), Vec::new());
+        match &effective {
+            None => gone = std::mem::take(&mut t.urls),
+            Some(i) => {
+                let info = usable_revision(i).and_then(|r| {
+                    self.cache
+                        .lock()
+                        .get(&(i.service_name.clone(), r.to_owned()))
+                        .cloned()
+                });
                 // Pending: the addresses of its previous revision, if any.
-                None => match self.known.get(&id) {
-                    Some(old) => old.clone(),
-                    None => continue,
-                },
-            };
-            urls.extend(list.iter().cloned());
-            known.insert(id, list);
+                if let Some(info) = info {
+                    let urls = provider_urls(i, &info, &self.consumer, &self.interface);
+                    tracked::url_changes(&t.urls, &urls, &mut gone, &mut new);
+                    t.urls = urls;
+                }
+            }
         }
-        self.known = known;
-        // Each URL written once, not at every comparison.
-        let mut keyed: Vec<(String, Url)> =
-            urls.into_iter().map(|u| (u.to_full_string(), u)).collect();
+        a.recount(old.as_deref(), effective.as_deref());
+        if effective.is_none() {
+            a.by_id.remove(id);
+        }
+        self.urls = self.urls + new.len() - gone.len();
+        let at = |u| (app.to_owned(), id.to_owned(), u);
+        added.extend(new.into_iter().map(at));
+        removed.extend(gone.into_iter().map(at));
+    }
+
+    /// Whether an instance of another application with the same id gives `url`
+    /// (one address announced by two applications).
+    fn given_elsewhere(&self, app: &str, id: &str, url: &Url) -> bool {
+        self.instances
+            .iter()
+            .filter(|(a, _)| a.as_str() != app)
+            .any(|(_, a)| a.by_id.get(id).is_some_and(|t| t.urls.contains(url)))
+    }
+
+    /// The whole list: every address once, in the order of their full strings.
+    fn full_list(&self) -> Vec<Url> {
+        let mut keyed: Vec<(String, &Url)> = self
+            .instances
+            .values()
+            .flat_map(|a| a.by_id.values())
+            .flat_map(|t| t.urls.iter())
+            .map(|u| (u.to_full_string(), u))
+            .collect();
         keyed.sort_by(|a, b| a.0.cmp(&b.0));
         keyed.dedup_by(|a, b| a.0 == b.0);
-        let urls: Vec<Url> = keyed.into_iter().map(|(_, u)| u).collect();
-        if self.last.as_ref() == Some(&urls) {
+        if keyed.is_empty() {
+            return vec![empty_url(&self.consumer, PROVIDERS_CATEGORY)];
+        }
+        keyed.into_iter().map(|(_, u)| u.clone()).collect()
+    }
+
+    /// Announces the first list whole, `empty://` when no address is left, else the
+    /// change.
+    fn announce(
+        &mut self,
+        listener: &SharedListener,
+        added: Vec<(String, String, Url)>,
+        removed: Vec<(String, String, Url)>,
+    ) {
+        if !self.announced {
+            self.announced = true;
+            let list = self.full_list();
+            debug!(interface = %self.interface, providers = self.urls, "application-level providers");
+            notify_safely(listener.as_ref(), list);
             return;
         }
-        debug!(interface = %self.interface, providers = urls.len(), "application-level providers");
-        self.last = Some(urls.clone());
-        let list = if urls.is_empty() {
-            vec![empty_url(&self.consumer, PROVIDERS_CATEGORY)]
-        } else {
-            urls
+        if added.is_empty() && removed.is_empty() {
+            return;
+        }
+        if self.urls == 0 {
+            debug!(interface = %self.interface, "no application-level provider left");
+            notify_safely(
+                listener.as_ref(),
+                vec![empty_url(&self.consumer, PROVIDERS_CATEGORY)],
+            );
+            return;
+        }
+        let delta = UrlDelta {
+            removed: removed
+                .into_iter()
+                .filter(|(app, id, u)| !self.given_elsewhere(app, id, u))
+                .map(|(_, _, u)| u)
+                .collect(),
+            added: added.into_iter().map(|(_, _, u)| u).collect(),
         };
-        notify_safely(listener.as_ref(), list);
+        if delta.is_empty() {
+            return;
+        }
+        debug!(interface = %self.interface, providers = self.urls, added = delta.added.len(), removed = delta.removed.len(), "application-level providers changed");
+        notify_delta_safely(listener.as_ref(), delta, &|| self.full_list());
     }
 }
 

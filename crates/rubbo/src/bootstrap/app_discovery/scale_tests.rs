@@ -2,7 +2,8 @@
 //! 100 applications × 1,000 instances of one interface over the memory discovery, the
 //! consumer's subscription feeding a real [`DynamicDirectory`]; each join is timed
 //! from `register` (the instance, whose revision's MetadataInfo is cached) to the
-//! directory holding its invoker. Ignored by default; run with
+//! directory holding its invoker, and each leave from `unregister` to the directory
+//! without it. Ignored by default; run with
 //! `cargo test --release -p rubbo --lib scale_tests -- --ignored --nocapture`.
 
 use std::collections::HashMap;
@@ -16,7 +17,7 @@ use rubbo_common::{BoxInvoker, ErrorKind, Invocation, InvokeFuture, Invoker, Rpc
 use rubbo_metadata::{
     Endpoint, MemoryServiceDiscovery, MetadataInfo, ServiceDiscovery, ServiceInfo, ServiceInstance,
 };
-use rubbo_registry::{Registry, SharedListener};
+use rubbo_registry::{NotifyListener, Registry, SharedListener, UrlDelta};
 
 use super::Backend;
 use super::consumer::{Backoff, MetadataFetcher, PROVIDED_BY_KEY, ServiceDiscoveryRegistry};
@@ -24,7 +25,8 @@ use super::consumer::{Backoff, MetadataFetcher, PROVIDED_BY_KEY, ServiceDiscover
 const IFACE: &str = "org.rubbo.scale.Greeter";
 const APPS: usize = 100;
 const PER_APP: usize = 1_000;
-const JOINS: usize = 10;
+/// Joins (each followed by the same instance leaving) measured.
+const JOINS: usize = 200;
 
 /// A provider's invoker without a connection: the figures are the discovery's and
 /// the directory's, not 100,000 sockets'.
@@ -89,8 +91,64 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
+/// Hands what the subscription announces to the directory, in order, as the registry
+/// protocol's subscription does (whole lists to `notify`, deltas to `notify_delta`),
+/// and records when the directory held each.
+struct Feed {
+    tx: tokio::sync::mpsc::UnboundedSender<(Update, Instant)>,
+}
+
+enum Update {
+    List(Vec<Url>),
+    Delta(UrlDelta),
+}
+
+impl NotifyListener for Feed {
+    fn notify(&self, urls: Vec<Url>) {
+        let _ = self.tx.send((Update::List(urls), Instant::now()));
+    }
+    fn notify_delta(&self, delta: UrlDelta, _full: &dyn Fn() -> Vec<Url>) {
+        let _ = self.tx.send((Update::Delta(delta), Instant::now()));
+    }
+}
+
+/// (directory size, when it was reached, of which the directory's part).
+type Applied = Arc<Mutex<Vec<(usize, Instant, Duration)>>>;
+
+/// The first entry of `applied` from index `from` on whose size is `n`, waited for.
+async fn wait_for(applied: &Applied, from: usize, n: usize) -> (Instant, Duration) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        if let Some((_, at, d)) = applied
+            .lock()
+            .iter()
+            .skip(from)
+            .find(|(len, _, _)| *len == n)
+        {
+            return (*at, *d);
+        }
+        assert!(Instant::now() < deadline, "no directory of {n} invokers");
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+}
+
+fn report(what: &str, total: usize, mut all: Vec<Duration>, mut dir: Vec<Duration>) {
+    all.sort();
+    dir.sort();
+    println!(
+        "one instance {what} among {total}: p50 {:?}, p99 {:?}, max {:?} (of which the directory: p50 {:?}, p99 {:?}, max {:?}), {} samples",
+        percentile(&all, 0.5),
+        percentile(&all, 0.99),
+        all[all.len() - 1],
+        percentile(&dir, 0.5),
+        percentile(&dir, 0.99),
+        dir[dir.len() - 1],
+        all.len(),
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "scale: 100,000 instances, about a minute in a debug build"]
+#[ignore = "scale: 100,000 instances; run in a release build"]
 #[allow(
     clippy::unwrap_used,
     clippy::cast_precision_loss,
@@ -134,73 +192,48 @@ async fn one_instance_joining_among_100000() {
         Arc::new(RouterChain::builtin()),
         Arc::new(RpcStatus::new()),
     ));
-    // The listener hands each list to the directory, as the registry protocol does,
-    // and records when the directory held it.
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<(Vec<Url>, Instant)>(4);
-    let applied: Arc<Mutex<Vec<(usize, Instant, Duration)>>> = Arc::default();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Update, Instant)>();
+    let applied: Applied = Arc::default();
     let dir = directory.clone();
     let log = applied.clone();
     tokio::spawn(async move {
-        while let Some((urls, announced)) = rx.recv().await {
-            dir.notify(urls).await;
+        while let Some((update, announced)) = rx.recv().await {
+            match update {
+                Update::List(urls) => dir.notify(urls).await,
+                Update::Delta(delta) => dir.notify_delta(delta.added, delta.removed).await,
+            }
             let now = Instant::now();
             log.lock()
                 .push((dir.all_invokers().len(), now, now - announced));
         }
     });
-    let listener: SharedListener = Arc::new(move |urls: Vec<Url>| {
-        let _ = tx.try_send((urls, Instant::now()));
-    });
+    let listener: SharedListener = Arc::new(Feed { tx });
     let started = Instant::now();
     registry.subscribe(consumer, listener).await.unwrap();
     let total = APPS * PER_APP;
-    let wait_for = |n: usize| {
-        let applied = applied.clone();
-        async move {
-            let deadline = Instant::now() + Duration::from_secs(300);
-            loop {
-                if let Some(at) = applied
-                    .lock()
-                    .iter()
-                    .find(|(len, _, _)| *len == n)
-                    .map(|(_, at, _)| *at)
-                {
-                    return at;
-                }
-                assert!(Instant::now() < deadline, "no directory of {n} invokers");
-                tokio::time::sleep(Duration::from_micros(200)).await;
-            }
-        }
-    };
-    let full = wait_for(total).await;
+    let (full, _) = wait_for(&applied, 0, total).await;
     println!(
         "{total} instances ({APPS} apps x {PER_APP}): subscribe to a full directory in {:?}",
         full - started
     );
-    let mut joins = Vec::new();
-    let mut directory_part = Vec::new();
+    let (mut joins, mut join_dir, mut leaves, mut leave_dir) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for k in 0..JOINS {
         let a = k % APPS;
         let joined = instance(a, PER_APP + k, &revisions[a]);
+        let from = applied.lock().len();
         let t0 = Instant::now();
-        discovery.register(joined).await.unwrap();
-        let at = wait_for(total + k + 1).await;
+        discovery.register(joined.clone()).await.unwrap();
+        let (at, d) = wait_for(&applied, from, total + 1).await;
         joins.push(at - t0);
-        let d = applied
-            .lock()
-            .iter()
-            .find(|(len, _, _)| *len == total + k + 1)
-            .map(|(_, _, d)| *d)
-            .unwrap();
-        directory_part.push(d);
+        join_dir.push(d);
+        let from = applied.lock().len();
+        let t0 = Instant::now();
+        discovery.unregister(&joined).await.unwrap();
+        let (at, d) = wait_for(&applied, from, total).await;
+        leaves.push(at - t0);
+        leave_dir.push(d);
     }
-    joins.sort();
-    directory_part.sort();
-    println!(
-        "one instance joining among {total}: p50 {:?}, max {:?} (of which the directory: p50 {:?}, max {:?}), {JOINS} joins",
-        percentile(&joins, 0.5),
-        joins[joins.len() - 1],
-        percentile(&directory_part, 0.5),
-        directory_part[directory_part.len() - 1],
-    );
+    report("joining", total, joins, join_dir);
+    report("leaving", total, leaves, leave_dir);
 }

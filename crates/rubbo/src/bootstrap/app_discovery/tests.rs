@@ -752,3 +752,162 @@ fn metadata_service_url_without_url_params_uses_the_configured_port_else_the_ins
         20881
     );
 }
+
+/// A listener that keeps its list by applying deltas, as the directory does, and
+/// records any delta that does not fit the list it holds.
+#[derive(Debug, Default)]
+struct DeltaSet {
+    set: Mutex<std::collections::BTreeSet<String>>,
+    lists: AtomicUsize,
+    deltas: AtomicUsize,
+    misfits: Mutex<Vec<String>>,
+}
+
+impl rubbo_registry::NotifyListener for DeltaSet {
+    fn notify(&self, urls: Vec<Url>) {
+        self.lists.fetch_add(1, Ordering::SeqCst);
+        *self.set.lock() = urls
+            .iter()
+            .filter(|u| u.protocol() != Some("empty"))
+            .map(Url::to_full_string)
+            .collect();
+    }
+
+    fn notify_delta(&self, delta: rubbo_registry::UrlDelta, _full: &dyn Fn() -> Vec<Url>) {
+        self.deltas.fetch_add(1, Ordering::SeqCst);
+        let mut set = self.set.lock();
+        let mut misfits = self.misfits.lock();
+        for u in &delta.removed {
+            if !set.remove(&u.to_full_string()) {
+                misfits.push(format!("removed but not listed: {u}"));
+            }
+        }
+        for u in &delta.added {
+            if u.protocol() == Some("empty") {
+                misfits.push("empty:// in a delta".to_owned());
+            } else if !set.insert(u.to_full_string()) {
+                misfits.push(format!("added but listed: {u}"));
+            }
+        }
+    }
+}
+
+/// xorshift64: a reproducible sequence without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        usize::try_from(self.0 % n as u64).unwrap()
+    }
+}
+
+#[tokio::test]
+async fn deltas_and_whole_lists_agree_through_random_joins_leaves_and_revisions() {
+    let f = fixture();
+    let apps = ["app-r1", "app-r2"];
+    // Three revisions per application, each giving other parameters.
+    let mut revisions: HashMap<&str, Vec<String>> = HashMap::new();
+    for app in apps {
+        for k in 0..3 {
+            let meta = info(app, 1, &format!("{app}-{k}"));
+            let rev = meta.revision().to_owned();
+            f.script.infos.lock().insert(rev.clone(), meta);
+            revisions.entry(app).or_default().push(rev);
+        }
+        f.discovery.map(IFACE, app).await.unwrap();
+    }
+    let deltas = Arc::new(DeltaSet::default());
+    f.registry
+        .subscribe(consumer(""), deltas.clone())
+        .await
+        .unwrap();
+    let (tx, whole) = watch::channel(std::collections::BTreeSet::<String>::new());
+    let listener: SharedListener = Arc::new(move |urls: Vec<Url>| {
+        tx.send_replace(
+            urls.iter()
+                .filter(|u| u.protocol() != Some("empty"))
+                .map(Url::to_full_string)
+                .collect(),
+        );
+    });
+    f.registry.subscribe(consumer(""), listener).await.unwrap();
+
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    // (app, port) -> revision index of what is registered.
+    let mut registered: HashMap<(usize, u16), usize> = HashMap::new();
+    // How often the list went from some addresses to none.
+    let (mut emptied, mut had) = (0, false);
+    for step in 0..300 {
+        let app = rng.below(apps.len());
+        let port = 4000 + u16::try_from(rng.below(24)).unwrap();
+        let op = rng.below(10);
+        if step % 97 == 96 {
+            // Everything leaves: the list empties, then fills again.
+            for ((a, p), _) in registered.drain() {
+                f.discovery
+                    .unregister(&instance(apps[a], p, ""))
+                    .await
+                    .unwrap();
+            }
+        } else if registered.contains_key(&(app, port)) && op < 4 {
+            registered.remove(&(app, port));
+            f.discovery
+                .unregister(&instance(apps[app], port, ""))
+                .await
+                .unwrap();
+        } else {
+            // A join, or a new revision of an instance there.
+            let k = rng.below(3);
+            registered.insert((app, port), k);
+            f.discovery
+                .register(instance(apps[app], port, &revisions[apps[app]][k]))
+                .await
+                .unwrap();
+        }
+        // Both subscriptions reach the same list, the one the instances give.
+        let mut want: Vec<String> = registered
+            .keys()
+            .map(|(_, p)| format!("127.0.0.1:{p}"))
+            .collect();
+        want.sort();
+        want.dedup();
+        if had && want.is_empty() {
+            emptied += 1;
+        }
+        had = !want.is_empty();
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let by_delta = deltas.set.lock().clone();
+            let by_list = whole.borrow().clone();
+            let mut addresses: Vec<String> = by_list
+                .iter()
+                .map(|u| Url::parse(u).unwrap().address())
+                .collect();
+            addresses.dedup();
+            if by_delta == by_list && addresses == want {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "step {step}: deltas {by_delta:?}, whole {by_list:?}, want {want:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    assert!(
+        deltas.misfits.lock().is_empty(),
+        "{:?}",
+        deltas.misfits.lock()
+    );
+    let (lists, sent) = (
+        deltas.lists.load(Ordering::SeqCst),
+        deltas.deltas.load(Ordering::SeqCst),
+    );
+    assert!(sent > 100, "changes came as deltas: {sent}");
+    // The first list, and `empty://` each time everything left.
+    assert!(emptied > 0);
+    assert_eq!(lists, 1 + emptied, "whole lists");
+}
