@@ -13,8 +13,9 @@ use crate::error::MetadataResult;
 use crate::instance::ServiceInstance;
 
 /// The instances of one application as a watch: the current list, replaced whole on
-/// every change (sorted by id).
-pub type InstancesWatch = watch::Receiver<Arc<Vec<ServiceInstance>>>;
+/// every change (sorted by id). Each instance is shared: a new list, the follower
+/// that builds it and every reader hold the same instances, not copies.
+pub type InstancesWatch = watch::Receiver<Arc<Vec<Arc<ServiceInstance>>>>;
 
 /// The applications of one interface as a watch: the current list (as
 /// [`ServiceNameMapping::get`] returns it), replaced whole on every change. A closed

@@ -14,8 +14,8 @@ use crate::discovery::{
 use crate::error::MetadataResult;
 use crate::instance::ServiceInstance;
 
-type Instances = BTreeMap<String, ServiceInstance>;
-type Publisher = watch::Sender<Arc<Vec<ServiceInstance>>>;
+type Instances = BTreeMap<String, Arc<ServiceInstance>>;
+type Publisher = watch::Sender<Arc<Vec<Arc<ServiceInstance>>>>;
 
 /// Instances and mappings in memory; clones share them.
 #[derive(Debug, Clone, Default)]
@@ -42,7 +42,7 @@ impl State {
 
     fn publish(&mut self, app: &str) {
         let (instances, tx) = self.app(app);
-        let list: Vec<ServiceInstance> = instances.values().cloned().collect();
+        let list: Vec<Arc<ServiceInstance>> = instances.values().cloned().collect();
         tx.send_replace(Arc::new(list));
     }
 }
@@ -64,7 +64,7 @@ impl ServiceDiscovery for MemoryServiceDiscovery {
         let mut s = self.inner.lock();
         let app = instance.service_name.clone();
         let id = instance.id();
-        s.app(&app).0.insert(id.clone(), instance);
+        s.app(&app).0.insert(id.clone(), Arc::new(instance));
         if !s.mine.iter().any(|(a, i)| *a == app && *i == id) {
             s.mine.push((app.clone(), id));
         }
@@ -83,7 +83,14 @@ impl ServiceDiscovery for MemoryServiceDiscovery {
     }
 
     fn instances(&self, app: &str) -> BoxFuture<'_, MetadataResult<Vec<ServiceInstance>>> {
-        let list = self.inner.lock().app(app).0.values().cloned().collect();
+        let list = self
+            .inner
+            .lock()
+            .app(app)
+            .0
+            .values()
+            .map(|i| ServiceInstance::clone(i))
+            .collect();
         Box::pin(async { Ok(list) })
     }
 

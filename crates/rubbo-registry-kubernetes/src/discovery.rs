@@ -446,7 +446,7 @@ impl Health {
 async fn follow(
     inner: Arc<Inner>,
     app: String,
-    tx: watch::Sender<Arc<Vec<ServiceInstance>>>,
+    tx: watch::Sender<Arc<Vec<Arc<ServiceInstance>>>>,
     ready: watch::Sender<bool>,
 ) {
     let max = inner.settings.max_backoff;
@@ -576,7 +576,8 @@ async fn follow(
             warn!(app = %app, reason = %s, "skipped an endpoint of the Service");
         }
         last_skipped = now;
-        let list = Arc::new(list);
+        let list: Arc<Vec<Arc<ServiceInstance>>> =
+            Arc::new(list.into_iter().map(Arc::new).collect());
         let sent = tx.send_if_modified(|cur| {
             if **cur == *list {
                 false
@@ -632,7 +633,11 @@ impl ServiceDiscovery for KubernetesServiceDiscovery {
         let app = app.to_owned();
         Box::pin(async move {
             let rx = self.watch(&app).await?;
-            let list = rx.borrow().as_ref().clone();
+            let list = rx
+                .borrow()
+                .iter()
+                .map(|i| ServiceInstance::clone(i))
+                .collect();
             Ok(list)
         })
     }

@@ -282,8 +282,8 @@ async fn discovery(url: &str, pod: Option<&str>) -> KubernetesServiceDiscovery {
     KubernetesServiceDiscovery::with_client(client, "default".into(), settings(pod))
 }
 
-fn ids(list: &[ServiceInstance]) -> Vec<String> {
-    list.iter().map(ServiceInstance::id).collect()
+fn ids(list: &[std::sync::Arc<ServiceInstance>]) -> Vec<String> {
+    list.iter().map(|i| i.id()).collect()
 }
 
 /// Waits (bounded) for the instance ids to be `want`.

@@ -71,7 +71,7 @@ struct Inner {
 
 /// The shared instance watch of one application.
 struct AppWatch {
-    tx: watch::Sender<Arc<Vec<ServiceInstance>>>,
+    tx: watch::Sender<Arc<Vec<Arc<ServiceInstance>>>>,
     /// Turns true once the follower has listed the application.
     listed: watch::Receiver<bool>,
 }

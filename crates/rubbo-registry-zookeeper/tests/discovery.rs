@@ -60,7 +60,7 @@ async fn the_instance_node_lives_with_the_instance() {
     let (data, stat) = zk.get_data(&path).await.unwrap();
     assert_ne!(stat.ephemeral_owner, 0, "the instance node is ephemeral");
     assert_eq!(ServiceInstance::from_curator_json(&data).unwrap(), first);
-    tokio::time::timeout(WAIT, watch.wait_for(|l| l.as_slice() == [first.clone()]))
+    tokio::time::timeout(WAIT, watch.wait_for(|l| l.len() == 1 && *l[0] == first))
         .await
         .unwrap()
         .unwrap();
@@ -205,7 +205,7 @@ async fn reads_until(
     d: &ZookeeperServiceDiscovery,
     watch: &mut rubbo_metadata::InstancesWatch,
     before: u64,
-    what: impl Fn(&[ServiceInstance]) -> bool,
+    what: impl Fn(&[std::sync::Arc<ServiceInstance>]) -> bool,
 ) -> u64 {
     tokio::time::timeout(WAIT, watch.wait_for(|l| what(l)))
         .await
@@ -312,7 +312,8 @@ async fn a_change_to_one_of_many_instances_reads_one_node() {
     // The list is still the nodes' content.
     let mut expected = consumer.instances(app).await.unwrap();
     expected.sort_by_key(ServiceInstance::id);
-    assert_eq!(*watch.borrow().clone(), expected);
+    let listed: Vec<ServiceInstance> = watch.borrow().iter().map(|i| (**i).clone()).collect();
+    assert_eq!(listed, expected);
     consumer.destroy().await;
 }
 
@@ -331,7 +332,8 @@ async fn watches_of_one_application_share_one_follower() {
 
     // A change reaches both for one read.
     provider.register(instance(app, 1, "r2")).await.unwrap();
-    let r2 = |l: &[ServiceInstance]| l.first().and_then(|i| i.revision()) == Some("r2");
+    let r2 =
+        |l: &[std::sync::Arc<ServiceInstance>]| l.first().and_then(|i| i.revision()) == Some("r2");
     assert_eq!(reads_until(&consumer, &mut a, 1, r2).await, 1);
     assert_eq!(reads_until(&consumer, &mut b, 1, r2).await, 1);
 

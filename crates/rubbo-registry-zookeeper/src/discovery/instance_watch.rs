@@ -28,8 +28,8 @@ struct Child {
     /// are ignored.
     generation: u64,
     /// `None` when the node does not parse (skipped, kept so it is not read again
-    /// until it changes).
-    instance: Option<ServiceInstance>,
+    /// until it changes). Shared with the lists published (not a copy per list).
+    instance: Option<Arc<ServiceInstance>>,
 }
 
 /// What one session knows of an application's instances.
@@ -85,7 +85,7 @@ impl AppState {
         match client.get_and_watch_data(&path).await {
             Ok((data, _, watcher)) => {
                 let instance = match ServiceInstance::from_curator_json(&data) {
-                    Ok(i) => Some(i),
+                    Ok(i) => Some(Arc::new(i)),
                     Err(e) => {
                         warn!(node = %path, error = %e, "skipping an instance node");
                         None
@@ -114,14 +114,14 @@ impl AppState {
         }
     }
 
-    /// The instances, ordered by id.
-    fn instances(&self) -> Vec<ServiceInstance> {
-        let mut out: Vec<ServiceInstance> = self
+    /// The instances, ordered by id (each shared, not copied).
+    fn instances(&self) -> Vec<Arc<ServiceInstance>> {
+        let mut out: Vec<Arc<ServiceInstance>> = self
             .children
             .values()
             .filter_map(|c| c.instance.clone())
             .collect();
-        out.sort_by_key(ServiceInstance::id);
+        out.sort_by_cached_key(|i| i.id());
         out
     }
 
@@ -132,7 +132,7 @@ impl AppState {
         inner: &Inner,
         client: &Client,
         children: &mut BoxFuture<'static, EventType>,
-        tx: &watch::Sender<Arc<Vec<ServiceInstance>>>,
+        tx: &watch::Sender<Arc<Vec<Arc<ServiceInstance>>>>,
         rx: &mut watch::Receiver<Option<Conn>>,
     ) -> Result<Next, ZkError> {
         loop {
@@ -172,7 +172,7 @@ impl AppState {
     }
 }
 
-fn publish(tx: &watch::Sender<Arc<Vec<ServiceInstance>>>, list: Vec<ServiceInstance>) {
+fn publish(tx: &watch::Sender<Arc<Vec<Arc<ServiceInstance>>>>, list: Vec<Arc<ServiceInstance>>) {
     tx.send_if_modified(|old| {
         let changed = **old != list;
         if changed {
@@ -188,7 +188,7 @@ fn publish(tx: &watch::Sender<Arc<Vec<ServiceInstance>>>, list: Vec<ServiceInsta
 pub(super) async fn follow_shared(
     inner: Arc<Inner>,
     app: String,
-    tx: watch::Sender<Arc<Vec<ServiceInstance>>>,
+    tx: watch::Sender<Arc<Vec<Arc<ServiceInstance>>>>,
     listed: watch::Sender<bool>,
 ) {
     loop {
@@ -209,7 +209,7 @@ pub(super) async fn follow_shared(
 async fn follow_instances(
     inner: &Inner,
     app: &str,
-    tx: &watch::Sender<Arc<Vec<ServiceInstance>>>,
+    tx: &watch::Sender<Arc<Vec<Arc<ServiceInstance>>>>,
     listed: &watch::Sender<bool>,
 ) {
     let path = format!("{}/{app}", inner.services_root);

@@ -423,11 +423,11 @@ struct Pending {
 /// made, used until the watch reports (a ZooKeeper watch starts empty and fills in).
 struct AppWatch {
     rx: InstancesWatch,
-    seed: Option<Vec<ServiceInstance>>,
+    seed: Option<Vec<Arc<ServiceInstance>>>,
 }
 
 impl AppWatch {
-    fn current(&mut self) -> Vec<ServiceInstance> {
+    fn current(&mut self) -> Vec<Arc<ServiceInstance>> {
         if self.rx.has_changed().unwrap_or(true) {
             self.seed = None;
         }
@@ -530,7 +530,7 @@ impl Watcher {
                         None
                     } else {
                         match discovery.instances(app).await {
-                            Ok(list) => Some(list),
+                            Ok(list) => Some(list.into_iter().map(Arc::new).collect()),
                             Err(e) => {
                                 debug!(app = %app, error = %e, "instances not read yet");
                                 None
@@ -603,7 +603,7 @@ impl Watcher {
     /// Reads every instance, fetches the revisions not cached (and not waiting for a
     /// retry), and announces the addresses when they changed.
     async fn refresh(&mut self, listener: &SharedListener) {
-        let mut instances: Vec<ServiceInstance> = Vec::new();
+        let mut instances: Vec<Arc<ServiceInstance>> = Vec::new();
         let mut seen: HashSet<(String, String)> = HashSet::new();
         for apps in &mut self.apps {
             for w in apps.values_mut() {
@@ -615,7 +615,7 @@ impl Watcher {
             }
         }
         let now = Instant::now();
-        let mut wanted: Vec<(String, String, ServiceInstance)> = Vec::new();
+        let mut wanted: Vec<(String, String, Arc<ServiceInstance>)> = Vec::new();
         for i in &instances {
             let Some(rev) = i
                 .revision()

@@ -138,26 +138,45 @@ fn check(
     for ((text, d), (_, p)) in derived.iter().zip(&parsed) {
         assert_eq!(d, p, "{text}");
         assert_eq!(hash_of(d), hash_of(p), "{text}");
-        assert_eq!(d.get_method_param("hello", "timeout"), p.get_method_param("hello", "timeout"));
+        assert_eq!(
+            d.get_method_param("hello", "timeout"),
+            p.get_method_param("hello", "timeout")
+        );
     }
     derived.into_iter().map(|(_, u)| u).collect()
 }
 
 #[test]
 fn derived_urls_are_the_parsed_ones() {
-    let infos = [info("greeter", "1"), info("greeter", "2"), info("other-app", "1")];
+    let infos = [
+        info("greeter", "1"),
+        info("greeter", "2"),
+        info("other-app", "1"),
+    ];
     let consumers = [
         consumer(""),
         consumer("&group=g1"),
         consumer("&group=*"),
         consumer("&group=g1,g2&protocol=tri"),
         consumer("&group=g2&protocol=dubbo,tri"),
-        Url::parse(&format!("consumer://127.0.0.1/{IFACE}?interface={IFACE}&version=2.0.0&group=*"))
-            .unwrap(),
+        Url::parse(&format!(
+            "consumer://127.0.0.1/{IFACE}?interface={IFACE}&version=2.0.0&group=*"
+        ))
+        .unwrap(),
     ];
     let instances = [
-        instance("greeter", "10.0.0.1", 20880, &[("dubbo", 20880), ("tri", 50051)]),
-        instance("greeter", "10.0.0.2", 20880, &[("dubbo", 20880), ("tri", 50051)]),
+        instance(
+            "greeter",
+            "10.0.0.1",
+            20880,
+            &[("dubbo", 20880), ("tri", 50051)],
+        ),
+        instance(
+            "greeter",
+            "10.0.0.2",
+            20880,
+            &[("dubbo", 20880), ("tri", 50051)],
+        ),
         instance("greeter", "10.0.0.3", 20990, &[("dubbo", 20990)]),
         // No endpoints: the service's port, else the instance's.
         instance("greeter", "provider-7.example", 21000, &[]),
@@ -197,7 +216,12 @@ fn many_revisions_and_changing_endpoints_stay_exact() {
     for n in 0..150 {
         let info = info("greeter", &n.to_string());
         let port = 20000 + n;
-        let i = instance("greeter", "10.1.2.3", port, &[("dubbo", port), ("tri", port + 1)]);
+        let i = instance(
+            "greeter",
+            "10.1.2.3",
+            port,
+            &[("dubbo", port), ("tri", port + 1)],
+        );
         assert_eq!(check(&i, &info, &c, &mut templates).len(), 3);
     }
 }
