@@ -18,6 +18,8 @@
 //! Ignored by default; sizes from `APPSCALE_APPS`, `APPSCALE_INTERFACES`,
 //! `APPSCALE_INSTANCES` (100 × 10 × 10):
 //! `cargo test -p rubbo --lib zk_scale -- --ignored --nocapture --test-threads=1`.
+//! With `APPSCALE_CHILD_WRAP="heaptrack -o /tmp/ht"` the consumers run under that
+//! command and exit without freeing, so that heaptrack reports what they hold.
 #![allow(clippy::unwrap_used, clippy::cast_precision_loss, clippy::print_stdout)]
 
 use std::collections::HashMap;
