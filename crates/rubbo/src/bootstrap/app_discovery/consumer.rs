@@ -759,10 +759,13 @@ const TEMPLATE_HOST: &str = "0.0.0.0";
 /// consumer takes, built once from the MetadataInfo; an instance's URL is then the
 /// template at the instance's host and port ([`Url::with_address`]), sharing the
 /// template's address base and parameter core: one small allocation per provider
-/// URL instead of a parse and a copy of every parameter.
+/// URL, with no parse, parameter map or interning lookup per instance.
 #[derive(Debug, Default)]
 pub(crate) struct UrlTemplates {
-    by_revision: HashMap<(String, String), Vec<Template>>,
+    /// By application, then revision.
+    by_revision: HashMap<String, HashMap<String, Vec<Template>>>,
+    /// How many revisions `by_revision` holds.
+    revisions: usize,
     /// The last `dubbo.endpoints` text parsed, and its endpoints: the instances of a
     /// fleet advertise the same text, so most instances cost a comparison.
     endpoints: Option<(String, Vec<Endpoint>)>,
@@ -780,40 +783,58 @@ struct Template {
     url: Url,
 }
 
-/// The templates of `info` for `consumer` and `interface` in `table`, built on first
-/// use.
+/// The templates of `info` for `consumer` and `interface` in `table` (holding
+/// `count` revisions), built on first use; a known revision costs two lookups and
+/// no allocation.
 fn revision_templates<'a>(
-    table: &'a mut HashMap<(String, String), Vec<Template>>,
+    table: &'a mut HashMap<String, HashMap<String, Vec<Template>>>,
+    count: &mut usize,
     instance: &ServiceInstance,
     info: &MetadataInfo,
     consumer: &Url,
     interface: &str,
 ) -> &'a [Template] {
+    let app = instance.service_name.as_str();
     let revision = info
         .revision
         .as_deref()
         .or_else(|| instance.revision())
         .unwrap_or_default();
-    let key = (instance.service_name.clone(), revision.to_owned());
-    if !table.contains_key(&key) && table.len() >= MAX_TEMPLATE_REVISIONS {
-        table.clear();
+    let known = table.get(app).is_some_and(|r| r.contains_key(revision));
+    if !known {
+        if *count >= MAX_TEMPLATE_REVISIONS {
+            table.clear();
+            *count = 0;
+        }
+        let built = service_templates(info, consumer, interface);
+        table
+            .entry(app.to_owned())
+            .or_default()
+            .insert(revision.to_owned(), built);
+        *count += 1;
     }
-    table.entry(key).or_insert_with(|| {
-        info.services
-            .iter()
-            .filter_map(|(key, s)| {
-                let protocol = wanted_protocol(s, consumer, interface)?;
-                let url = service_url(protocol, TEMPLATE_HOST, 0, s, interface)?;
-                // The match does not depend on the address: decided once.
-                is_match(consumer, &url).then(|| Template {
-                    key: key.clone(),
-                    protocol: protocol.to_owned(),
-                    service_port: u16::try_from(s.port).ok().filter(|p| *p > 0),
-                    url,
-                })
+    table
+        .get(app)
+        .and_then(|r| r.get(revision))
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The template of each service of `info` that the consumer takes.
+fn service_templates(info: &MetadataInfo, consumer: &Url, interface: &str) -> Vec<Template> {
+    info.services
+        .iter()
+        .filter_map(|(key, s)| {
+            let protocol = wanted_protocol(s, consumer, interface)?;
+            let url = service_url(protocol, TEMPLATE_HOST, 0, s, interface)?;
+            // The match does not depend on the address: decided once.
+            is_match(consumer, &url).then(|| Template {
+                key: key.clone(),
+                protocol: protocol.to_owned(),
+                service_port: u16::try_from(s.port).ok().filter(|p| *p > 0),
+                url,
             })
-            .collect()
-    })
+        })
+        .collect()
 }
 
 /// The endpoints `instance` advertises (`dubbo.endpoints`), parsed once per text.
@@ -896,9 +917,10 @@ pub(crate) fn provider_urls(
 ) -> Vec<Url> {
     let UrlTemplates {
         by_revision,
+        revisions,
         endpoints,
     } = templates;
-    let list = revision_templates(by_revision, instance, info, consumer, interface);
+    let list = revision_templates(by_revision, revisions, instance, info, consumer, interface);
     if list.is_empty() {
         return Vec::new();
     }
