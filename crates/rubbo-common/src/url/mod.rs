@@ -396,10 +396,7 @@ impl Url {
 
     /// This URL with another host.
     pub fn with_host(&self, host: &str) -> Url {
-        Url::from_parts(
-            self.inner.base.clone(),
-            self.inner.params.at(Some(host), self.port()),
-        )
+        self.with_address(host, self.port())
     }
 
     /// This URL with another port.
@@ -407,6 +404,25 @@ impl Url {
         Url::from_parts(
             self.inner.base.clone(),
             self.inner.params.at(self.host(), port),
+        )
+    }
+
+    /// This URL at another host and port: the address base and the parameter core are
+    /// shared with `self`, so the new URL is one small allocation (the host, port and
+    /// per-instance values inline). Equal, and hashing equal, to the URL parsed from
+    /// the same text.
+    ///
+    /// ```
+    /// use rubbo_common::Url;
+    /// let template = Url::parse("dubbo://10.0.0.1:20880/org.demo.Greeter?side=provider&version=1.0.0").unwrap();
+    /// let moved = template.with_address("10.0.0.2", 20881);
+    /// assert!(moved.shares_params_with(&template));
+    /// assert_eq!(moved, Url::parse("dubbo://10.0.0.2:20881/org.demo.Greeter?version=1.0.0&side=provider").unwrap());
+    /// ```
+    pub fn with_address(&self, host: &str, port: u16) -> Url {
+        Url::from_parts(
+            self.inner.base.clone(),
+            self.inner.params.at(Some(host), port),
         )
     }
 

@@ -346,6 +346,11 @@ fn many_provider_urls_share_parameters() {
     assert!(urls.iter().all(|u| u.shares_params_with(&base)));
 }
 
+fn hash_of(u: &Url) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(u)
+}
+
 fn arb_token() -> impl Strategy<Value = String> {
     "[a-zA-Z0-9_.-]{1,12}"
 }
@@ -409,6 +414,27 @@ proptest! {
         let text = u.to_string();
         prop_assert_eq!(Url::parse(&text).unwrap(), u.clone(), "{}", text);
         prop_assert_eq!(Url::parse_encoded(&encode(&text)).unwrap(), u);
+    }
+
+    /// A URL moved by `with_address` is the URL parsed from its text: same string,
+    /// equal, same hash, and it still shares the template's parameters.
+    #[test]
+    fn moved_url_is_the_parsed_one(
+        u in arb_url(),
+        host in prop_oneof![
+            "[a-z0-9][a-z0-9-]{0,10}(\\.[a-z0-9-]{1,5}){0,3}",
+            Just("fe80::2".to_owned()),
+        ],
+        port in 1u16..,
+    ) {
+        let moved = u.with_address(&host, port);
+        let parsed = Url::parse(&moved.to_string()).unwrap();
+        prop_assert_eq!(moved.to_string(), parsed.to_string());
+        prop_assert_eq!(&moved, &parsed);
+        prop_assert_eq!(hash_of(&moved), hash_of(&parsed));
+        prop_assert_eq!((moved.host(), moved.port()), (Some(host.as_str()), port));
+        prop_assert!(moved.shares_params_with(&u));
+        prop_assert!(moved.shares_params_with(&parsed));
     }
 
     #[test]

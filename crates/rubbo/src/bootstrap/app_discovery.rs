@@ -11,6 +11,8 @@ mod metadata_service;
 mod metadata_service_v2;
 mod migration;
 #[cfg(test)]
+mod provider_url_tests;
+#[cfg(test)]
 mod scale_tests;
 #[cfg(test)]
 mod tests;

@@ -20,8 +20,8 @@ use futures::future::Shared;
 use parking_lot::Mutex;
 use rubbo_common::{BoxFuture, Protocol, RpcError, Url, keys};
 use rubbo_metadata::{
-    InstanceList, InstancesWatch, MappingWatch, MetadataInfo, ServiceInstance, parse_mapping,
-    parse_url_params,
+    Endpoint, InstanceList, InstancesWatch, MappingWatch, MetadataInfo, ServiceInfo,
+    ServiceInstance, parse_mapping, parse_url_params,
 };
 use rubbo_registry::{
     PROVIDERS_CATEGORY, Registry, RegistryResult, SharedListener, UrlDelta, empty_url, is_match,
@@ -495,6 +495,8 @@ struct Watcher {
     skipped: BTreeSet<String>,
     /// Whether the first list was announced.
     announced: bool,
+    /// The provider URL templates by revision (see [`provider_urls`]).
+    templates: UrlTemplates,
 }
 
 impl Watcher {
@@ -520,6 +522,7 @@ impl Watcher {
             urls: 0,
             skipped: BTreeSet::new(),
             announced: false,
+            templates: UrlTemplates::default(),
         };
         for (i, b) in w.backends.clone().iter().enumerate() {
             let apps = match &provided_by {
@@ -850,7 +853,13 @@ impl Watcher {
                 });
                 // Pending: the addresses of its previous revision, if any.
                 if let Some(info) = info {
-                    let urls = provider_urls(i, &info, &self.consumer, &self.interface);
+                    let urls = provider_urls(
+                        i,
+                        &info,
+                        &self.consumer,
+                        &self.interface,
+                        &mut self.templates,
+                    );
                     tracked::url_changes(&t.urls, &urls, &mut gone, &mut new);
                     t.urls = urls;
                 }
@@ -934,53 +943,199 @@ impl Watcher {
     }
 }
 
+/// How many revisions a subscription keeps URL templates for; past that the table is
+/// emptied and refilled on demand (revisions come and go with rolling upgrades).
+const MAX_TEMPLATE_REVISIONS: usize = 64;
+
+/// The host the templates are built at; each instance's URL replaces it.
+const TEMPLATE_HOST: &str = "0.0.0.0";
+
+/// The provider URL templates of one subscription (its consumer and interface are
+/// fixed), as Java's `InstanceAddressURL` shares the instance and the service info:
+/// per (application, revision), the URL of each service of the interface that the
+/// consumer takes, built once from the MetadataInfo; an instance's URL is then the
+/// template at the instance's host and port ([`Url::with_address`]), sharing the
+/// template's address base and parameter core: one small allocation per provider
+/// URL, with no parse, parameter map or interning lookup per instance.
+#[derive(Debug, Default)]
+pub(crate) struct UrlTemplates {
+    /// By application, then revision.
+    by_revision: HashMap<String, HashMap<String, Vec<Template>>>,
+    /// How many revisions `by_revision` holds.
+    revisions: usize,
+    /// The last `dubbo.endpoints` text parsed, and its endpoints: the instances of a
+    /// fleet advertise the same text, so most instances cost a comparison.
+    endpoints: Option<(String, Vec<Endpoint>)>,
+}
+
+/// One service's provider URL, at [`TEMPLATE_HOST`].
+#[derive(Debug)]
+struct Template {
+    /// The service's key in [`MetadataInfo::services`].
+    key: String,
+    protocol: String,
+    /// The service's own port (`ServiceInfo.port`), used when the instance has no
+    /// endpoint for the protocol.
+    service_port: Option<u16>,
+    url: Url,
+}
+
+/// The templates of `info` for `consumer` and `interface` in `table` (holding
+/// `count` revisions), built on first use; a known revision costs two lookups and
+/// no allocation.
+fn revision_templates<'a>(
+    table: &'a mut HashMap<String, HashMap<String, Vec<Template>>>,
+    count: &mut usize,
+    instance: &ServiceInstance,
+    info: &MetadataInfo,
+    consumer: &Url,
+    interface: &str,
+) -> &'a [Template] {
+    let app = instance.service_name.as_str();
+    let revision = info
+        .revision
+        .as_deref()
+        .or_else(|| instance.revision())
+        .unwrap_or_default();
+    let known = table.get(app).is_some_and(|r| r.contains_key(revision));
+    if !known {
+        if *count >= MAX_TEMPLATE_REVISIONS {
+            table.clear();
+            *count = 0;
+        }
+        let built = service_templates(info, consumer, interface);
+        table
+            .entry(app.to_owned())
+            .or_default()
+            .insert(revision.to_owned(), built);
+        *count += 1;
+    }
+    table
+        .get(app)
+        .and_then(|r| r.get(revision))
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The template of each service of `info` that the consumer takes.
+fn service_templates(info: &MetadataInfo, consumer: &Url, interface: &str) -> Vec<Template> {
+    info.services
+        .iter()
+        .filter_map(|(key, s)| {
+            let protocol = wanted_protocol(s, consumer, interface)?;
+            let url = service_url(protocol, TEMPLATE_HOST, 0, s, interface)?;
+            // The match does not depend on the address: decided once.
+            is_match(consumer, &url).then(|| Template {
+                key: key.clone(),
+                protocol: protocol.to_owned(),
+                service_port: u16::try_from(s.port).ok().filter(|p| *p > 0),
+                url,
+            })
+        })
+        .collect()
+}
+
+/// The endpoints `instance` advertises (`dubbo.endpoints`), parsed once per text.
+fn instance_endpoints<'a>(
+    last: &'a mut Option<(String, Vec<Endpoint>)>,
+    instance: &ServiceInstance,
+) -> &'a [Endpoint] {
+    let text = instance
+        .metadata
+        .get(keys::ENDPOINTS)
+        .map_or("", String::as_str);
+    if last.as_ref().is_none_or(|(t, _)| t != text) {
+        *last = Some((text.to_owned(), instance.endpoints()));
+    }
+    last.as_ref().map_or(&[], |(_, e)| e.as_slice())
+}
+
+/// The protocol of `s` when it is a service of `interface` the consumer takes (its
+/// `protocol` parameter, when given, lists it).
+fn wanted_protocol<'a>(s: &'a ServiceInfo, consumer: &Url, interface: &str) -> Option<&'a str> {
+    if s.name.as_deref() != Some(interface) {
+        return None;
+    }
+    let protocol = s.protocol.as_deref().unwrap_or(keys::defaults::PROTOCOL);
+    let wanted = consumer
+        .get_param(keys::PROTOCOL_KEY)
+        .filter(|p| !p.trim().is_empty());
+    match wanted {
+        Some(list) if !list.split(',').map(str::trim).any(|p| p == protocol) => None,
+        _ => Some(protocol),
+    }
+}
+
+/// The provider URL of service `s` at `host:port`, parsed from its text.
+fn service_url(
+    protocol: &str,
+    host: &str,
+    port: u16,
+    s: &ServiceInfo,
+    interface: &str,
+) -> Option<Url> {
+    let path = s.path.as_deref().unwrap_or(interface);
+    let Ok(url) = Url::parse(&format!("{protocol}://{host}:{port}/{path}")) else {
+        debug!(host, port, "bad address skipped");
+        return None;
+    };
+    let mut url = url
+        .with_params(s.params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .with_param(keys::INTERFACE_KEY, interface);
+    if let Some(g) = s.group.as_deref().filter(|g| !g.is_empty()) {
+        url = url.with_param(keys::GROUP_KEY, g);
+    }
+    if let Some(v) = s.version.as_deref().filter(|v| !v.is_empty()) {
+        url = url.with_param(keys::VERSION_KEY, v);
+    }
+    Some(url.without_params(&[keys::CATEGORY_KEY]))
+}
+
+/// Whether `host` reads back as itself in `{protocol}://{host}:{port}/`, so that the
+/// URL parsed from that text is the template at that address (an IPv6 or otherwise
+/// unusual host takes the parse instead).
+fn is_plain_host(host: &str) -> bool {
+    !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+}
+
 /// The provider URLs of `instance` for `consumer` from its application's metadata:
 /// each service of `interface` matching the consumer's group, version and (when
 /// given) protocol, at the instance host and the port of the service's protocol.
+/// `templates` is the subscription's (one per consumer and interface): the URLs of a
+/// revision are built once and each instance's derived from them by address.
 pub(crate) fn provider_urls(
     instance: &ServiceInstance,
     info: &MetadataInfo,
     consumer: &Url,
     interface: &str,
+    templates: &mut UrlTemplates,
 ) -> Vec<Url> {
-    let wanted: Option<Vec<&str>> = consumer
-        .get_param(keys::PROTOCOL_KEY)
-        .filter(|p| !p.trim().is_empty())
-        .map(|p| p.split(',').map(str::trim).collect());
-    let endpoints = instance.endpoints();
-    let mut out = Vec::new();
-    for s in info.services.values() {
-        if s.name.as_deref() != Some(interface) {
-            continue;
-        }
-        let protocol = s.protocol.as_deref().unwrap_or(keys::defaults::PROTOCOL);
-        if wanted.as_ref().is_some_and(|w| !w.contains(&protocol)) {
-            continue;
-        }
-        let port = endpoints
-            .iter()
-            .find(|e| e.protocol == protocol)
-            .map(|e| e.port)
-            .or_else(|| u16::try_from(s.port).ok().filter(|p| *p > 0))
-            .unwrap_or(instance.port);
-        let path = s.path.as_deref().unwrap_or(interface);
-        let Ok(url) = Url::parse(&format!("{protocol}://{}:{port}/{path}", instance.host)) else {
-            debug!(instance = %instance.id(), "bad address skipped");
-            continue;
-        };
-        let mut url = url
-            .with_params(s.params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .with_param(keys::INTERFACE_KEY, interface);
-        if let Some(g) = s.group.as_deref().filter(|g| !g.is_empty()) {
-            url = url.with_param(keys::GROUP_KEY, g);
-        }
-        if let Some(v) = s.version.as_deref().filter(|v| !v.is_empty()) {
-            url = url.with_param(keys::VERSION_KEY, v);
-        }
-        let url = url.without_params(&[keys::CATEGORY_KEY]);
-        if is_match(consumer, &url) {
-            out.push(url);
-        }
+    let UrlTemplates {
+        by_revision,
+        revisions,
+        endpoints,
+    } = templates;
+    let list = revision_templates(by_revision, revisions, instance, info, consumer, interface);
+    if list.is_empty() {
+        return Vec::new();
     }
-    out
+    let endpoints = instance_endpoints(endpoints, instance);
+    let plain = is_plain_host(&instance.host);
+    list.iter()
+        .filter_map(|t| {
+            let port = endpoints
+                .iter()
+                .find(|e| e.protocol == t.protocol)
+                .map(|e| e.port)
+                .or(t.service_port)
+                .unwrap_or(instance.port);
+            if plain {
+                return Some(t.url.with_address(&instance.host, port));
+            }
+            let s = info.services.get(&t.key)?;
+            service_url(&t.protocol, &instance.host, port, s, interface)
+        })
+        .collect()
 }

@@ -18,6 +18,8 @@
 //! Ignored by default; sizes from `APPSCALE_APPS`, `APPSCALE_INTERFACES`,
 //! `APPSCALE_INSTANCES` (100 × 10 × 10):
 //! `cargo test -p rubbo --lib zk_scale -- --ignored --nocapture --test-threads=1`.
+//! With `APPSCALE_CHILD_WRAP="heaptrack -o /tmp/ht"` the consumers run under that
+//! command and exit without freeing, so that heaptrack reports what they hold.
 #![allow(clippy::unwrap_used, clippy::cast_precision_loss, clippy::print_stdout)]
 
 use std::collections::HashMap;
@@ -44,6 +46,10 @@ mod zk;
 
 const CHILD_ENV: &str = "APPSCALE_CHILD";
 const ZK_ENV: &str = "APPSCALE_ZK";
+/// A command the consumer child runs under (`heaptrack -o /tmp/appscale`, to see what
+/// it keeps): the child then exits without freeing, so that what it holds after the
+/// full push shows as not freed.
+const WRAP_ENV: &str = "APPSCALE_CHILD_WRAP";
 const TEST_PATH: &str = "bootstrap::app_discovery::zk_scale_tests::consumer_child";
 const WAIT: Duration = Duration::from_secs(600);
 
@@ -337,6 +343,9 @@ async fn consumer_child() {
         took.as_millis(),
         kept.lock().1
     );
+    if std::env::var_os(WRAP_ENV).is_some() {
+        std::process::exit(0);
+    }
     drop(holder);
 }
 
@@ -351,7 +360,18 @@ struct ChildFigures {
 async fn run_child(level: &str, zk_address: &str, size: Size) -> ChildFigures {
     let proxy = Counted::start(zk_address.to_owned()).await;
     let exe = std::env::current_exe().unwrap();
-    let run = tokio::process::Command::new(exe)
+    let wrap: Vec<String> = std::env::var(WRAP_ENV)
+        .map(|w| w.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let mut command = match wrap.split_first() {
+        Some((program, args)) => {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args).arg(exe);
+            c
+        }
+        None => tokio::process::Command::new(exe),
+    };
+    let run = command
         .args([
             TEST_PATH,
             "--exact",
