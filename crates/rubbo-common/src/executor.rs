@@ -259,6 +259,24 @@ impl Admitted {
             _admitted: self,
         }
     }
+
+    /// A slot to run in now, or the call back when every slot is taken (it was
+    /// queued: [`run`](Self::run) waits for one). Calls already waiting keep their
+    /// turn: a freed slot goes to them first.
+    pub fn try_run(self) -> Result<Running, Admitted> {
+        match self.pool.running.clone().try_acquire_owned() {
+            Ok(permit) => Ok(Running {
+                _permit: Some(permit),
+                _admitted: self,
+            }),
+            // Never closed (see `run`).
+            Err(tokio::sync::TryAcquireError::Closed) => Ok(Running {
+                _permit: None,
+                _admitted: self,
+            }),
+            Err(tokio::sync::TryAcquireError::NoPermits) => Err(self),
+        }
+    }
 }
 
 impl Drop for Admitted {
@@ -373,6 +391,21 @@ mod tests {
         drop(second);
         assert_eq!(pool.admitted(), 0);
         assert!(pool.try_admit().is_ok(), "free again");
+    }
+
+    #[test]
+    fn try_run_takes_a_free_slot_and_hands_back_a_queued_call() {
+        let pool = Executions::new(ExecutorBound {
+            threads: 1,
+            queues: 1,
+        });
+        let first = pool.try_admit().unwrap().try_run().unwrap();
+        let queued = pool.try_admit().unwrap().try_run().unwrap_err();
+        assert_eq!(pool.admitted(), 2, "handed back, still admitted");
+        drop(first);
+        let second = queued.try_run().unwrap();
+        drop(second);
+        assert_eq!(pool.admitted(), 0);
     }
 
     #[test]

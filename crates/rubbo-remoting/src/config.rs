@@ -123,7 +123,12 @@ impl ClientConfig {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Dispatch {
-    /// Every request runs in its own spawned task (Dubbo `all`, the default).
+    /// Requests of a connection run at once, each apart from the others (Dubbo
+    /// `all`, the default): the handler's future is polled first on the connection's
+    /// reader, and a call it does not end at once goes on in a task of its own, so a
+    /// call that waits never holds up the next. After a first poll longer than 200 µs
+    /// (a handler that computes or blocks) the connection's next 1024 requests each get
+    /// a task from the start, so such calls run side by side on the runtime's threads.
     #[default]
     All,
     /// The handler is awaited on the connection's I/O task (Dubbo `direct`):

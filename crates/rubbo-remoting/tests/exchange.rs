@@ -159,10 +159,10 @@ async fn one_way_reaches_handler_and_gets_no_response() {
     );
 }
 
-async fn max_concurrency(dispatch: Dispatch) -> usize {
+async fn max_concurrency(dispatch: Dispatch, body: &str) -> usize {
     let (server, gauge) = start(ServerConfig::default().with_dispatch(dispatch)).await;
     let client = connect(&server).await;
-    let calls = (0..5).map(|_| call(&client, "sleep:100"));
+    let calls = (0..5).map(|_| call(&client, body));
     for r in bounded("calls", LONG, join_all(calls)).await {
         assert_eq!(r.unwrap().status, Status::OK);
     }
@@ -171,8 +171,16 @@ async fn max_concurrency(dispatch: Dispatch) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dispatch_direct_runs_one_at_a_time_all_runs_concurrently() {
-    assert_eq!(max_concurrency(Dispatch::Direct).await, 1);
-    assert!(max_concurrency(Dispatch::All).await >= 2);
+    assert_eq!(max_concurrency(Dispatch::Direct, "sleep:100").await, 1);
+    assert!(max_concurrency(Dispatch::All, "sleep:100").await >= 2);
+}
+
+/// A handler that holds its thread (computes) is polled on the connection's reader
+/// once; after that, the connection's calls get tasks of their own and run side by side
+/// on the runtime's two threads instead of one after another on the reader.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dispatch_all_runs_calls_that_compute_side_by_side() {
+    assert!(max_concurrency(Dispatch::All, "block:300").await >= 2);
 }
 
 struct SyncPanic;

@@ -6,12 +6,13 @@ use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::BytesMut;
-use futures::FutureExt;
-use rubbo_common::executor::{Admitted, Executions, Exhausted};
+use futures::future::BoxFuture;
+use rubbo_common::executor::{Admitted, Executions, Exhausted, Running};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
@@ -125,6 +126,7 @@ where
         calls,
         close,
         drain,
+        spawn_next: AtomicU32::new(0),
     };
     debug!(id, %peer, "accepted connection");
     shared.tracker.spawn(in_span(span, async move {
@@ -141,6 +143,9 @@ struct ServerConn {
     calls: Arc<CallContext>,
     close: CancellationToken,
     drain: CancellationToken,
+    /// Requests still to run in their own task after a slow handler (see
+    /// [`INLINE_BUDGET`]).
+    spawn_next: AtomicU32,
 }
 
 impl ServerConn {
@@ -240,15 +245,7 @@ impl ServerConn {
             req,
         };
         match cfg.dispatch {
-            Dispatch::All => {
-                // Only wrap the task in the connection's span when it is recorded.
-                let span = tracing::Span::current();
-                if span.is_disabled() {
-                    tokio::spawn(call.run());
-                } else {
-                    tokio::spawn(call.run().instrument(span));
-                }
-            }
+            Dispatch::All => self.dispatch_all(call).await,
             Dispatch::Direct => {
                 tokio::select! {
                     _ = call.run() => {}
@@ -256,6 +253,91 @@ impl ServerConn {
                 }
             }
         }
+    }
+
+    /// `Dispatch::All`: the handler's future is polled once here, on the reader; a
+    /// call it does not end at once (it waits for something) goes on in a task of its
+    /// own, as does every call while this connection's handler is slow to poll (see
+    /// [`INLINE_BUDGET`]) and a call queued for a slot of the server's bound.
+    ///
+    /// A task per request costs more than most handlers: its allocation, and waking
+    /// another runtime thread to steal it, which on a loaded or virtualized host costs
+    /// more than the call itself.
+    async fn dispatch_all(&self, call: Call) {
+        if self.spawn_next.load(Ordering::Relaxed) > 0 {
+            self.spawn_next.fetch_sub(1, Ordering::Relaxed);
+            return spawn_call(call.run());
+        }
+        let mut handling = match call.start() {
+            Started::Queued(call) => return spawn_call(call.run()),
+            Started::Answered(frame) => {
+                return frame
+                    .into_iter()
+                    .for_each(|f| send_or_spawn(&self.calls, f));
+            }
+            Started::Handling(handling) => handling,
+        };
+        let started = std::time::Instant::now();
+        let polled = std::future::poll_fn(|cx| Poll::Ready(handling.poll_once(cx))).await;
+        let took = started.elapsed();
+        if took > INLINE_BUDGET {
+            debug!(
+                id = handling.id,
+                took_us = took.as_micros() as u64,
+                "slow handler: the next requests of this connection run in tasks"
+            );
+            self.spawn_next.store(SPAWN_AFTER_SLOW, Ordering::Relaxed);
+        }
+        match polled {
+            Poll::Ready(handled) => {
+                let Some(frame) = handling.answer(handled) else {
+                    return;
+                };
+                if let Err(mpsc::error::TrySendError::Full(frame)) = self.calls.tx.try_send(frame) {
+                    // Waits for room holding the call's place in the server's bound,
+                    // as a call in a task does: answers waiting for a slow writer
+                    // stay bounded.
+                    spawn_call(async move {
+                        let conn = handling.conn.clone();
+                        send_waiting((conn, Some(frame))).await;
+                        drop(handling);
+                    });
+                }
+            }
+            Poll::Pending => spawn_call(handling.finish()),
+        }
+    }
+}
+
+/// A first poll of a handler's future longer than this makes the reader of its
+/// connection run the next [`SPAWN_AFTER_SLOW`] requests in tasks of their own, so a
+/// handler that computes for long (or blocks) does not hold up the requests behind it
+/// and several of them can run on several runtime threads.
+const INLINE_BUDGET: Duration = Duration::from_micros(200);
+
+/// Requests run in their own task after a slow first poll, before polling on the
+/// reader is tried again.
+const SPAWN_AFTER_SLOW: u32 = 1024;
+
+/// Spawns the rest of a call, in the connection's span when that is recorded.
+fn spawn_call<F: Future<Output = ()> + Send + 'static>(call: F) {
+    let span = tracing::Span::current();
+    if span.is_disabled() {
+        tokio::spawn(call);
+    } else {
+        tokio::spawn(call.instrument(span));
+    }
+}
+
+/// Queues a response for the writer at once when there is room, else waits for room
+/// in a task (the reader never waits for the writer). For the rare answers written
+/// before a handler ran (it panicked building its future).
+fn send_or_spawn(conn: &Arc<CallContext>, frame: Outgoing) {
+    if let Err(mpsc::error::TrySendError::Full(frame)) = conn.tx.try_send(frame) {
+        let tx = conn.tx.clone();
+        spawn_call(async move {
+            let _ = tx.send(frame).await;
+        });
     }
 }
 
@@ -324,7 +406,32 @@ struct Call {
     req: Request,
 }
 
+/// A call after [`Call::start`].
+enum Started {
+    /// It waits for a slot of the server's bound: run it as it was.
+    Queued(Call),
+    /// The handler panicked building its future: the answer (none for a one-way call).
+    Answered(Option<Outgoing>),
+    /// The handler's future, to poll.
+    Handling(Handling),
+}
+
+/// A call whose handler's future exists.
+struct Handling {
+    conn: Arc<CallContext>,
+    _guard: InFlightGuard,
+    /// Its slot in the server's bound, if it has one.
+    _running: Option<Running>,
+    id: i64,
+    serialization: u8,
+    two_way: bool,
+    future: BoxFuture<'static, Option<Response>>,
+}
+
+type Handled = Result<Option<Response>, Box<dyn Any + Send>>;
+
 impl Call {
+    /// Runs the whole call: waits for a slot, runs the handler, queues the answer.
     async fn run(self) {
         let Call {
             conn,
@@ -333,61 +440,156 @@ impl Call {
             req,
         } = self;
         // A queued call waits here for a running one to end.
-        let _running = match admitted {
+        let running = match admitted {
             Some(admitted) => Some(admitted.run().await),
             None => None,
         };
-        let (id, ser, two_way) = (req.id, req.serialization, req.two_way);
-        // The handler may panic while building its future or while it runs: either
-        // way the caller gets an error response.
-        let handled = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-            conn.handler.handle(req, &conn.info)
-        })) {
-            Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
-            Err(panic) => Err(panic),
+        let handling = match Self::handle(conn, _guard, running, req) {
+            Ok(handling) => handling,
+            Err(frame) => return send_waiting(frame).await,
         };
-        let mut resp = match handled {
-            Ok(Some(resp)) if two_way => resp,
-            Ok(Some(_)) => return debug!(id, "response to a one-way request dropped"),
-            Ok(None) => {
-                if two_way {
-                    debug!(id, "handler gave no response to a two-way request");
-                }
-                return;
-            }
-            Err(panic) => {
-                let msg = panic_message(&*panic);
-                error!(id, panic = msg, "handler panicked");
-                if !two_way {
-                    return;
-                }
-                let text = format!("Unexpected error in server handler: {msg}");
-                Response::new(id, ser, Status::SERVER_ERROR, (conn.error_body)(ser, &text))
+        handling.finish().await;
+    }
+
+    /// Takes a free slot and builds the handler's future, without waiting.
+    fn start(self) -> Started {
+        let Call {
+            conn,
+            _guard,
+            admitted,
+            req,
+        } = self;
+        let running = match admitted.map(Admitted::try_run) {
+            None => None,
+            Some(Ok(running)) => Some(running),
+            Some(Err(admitted)) => {
+                return Started::Queued(Call {
+                    conn,
+                    _guard,
+                    admitted: Some(admitted),
+                    req,
+                });
             }
         };
-        resp.id = id;
-        if let Some(max) = conn.max_payload {
-            if resp.body.len() > max {
-                let len = resp.body.len();
-                warn!(
-                    id,
-                    len, max, "response exceeds payload limit, sending status 25"
-                );
-                let text = format!("Data length too large: {len}, max payload: {max}");
-                let body = (conn.error_body)(resp.serialization, &text);
-                resp = Response::new(id, resp.serialization, Status::SERIALIZATION_ERROR, body);
-            }
-        }
-        // Queue at once when there is room; waiting for room is boxed so every
-        // request's task stays small.
-        if let Err(mpsc::error::TrySendError::Full(frame)) =
-            conn.tx.try_send(Outgoing::response(resp))
-        {
-            let queued: Pin<Box<dyn Future<Output = _> + Send + '_>> =
-                Box::pin(conn.tx.send(frame));
-            let _ = queued.await;
+        match Self::handle(conn, _guard, running, req) {
+            Ok(handling) => Started::Handling(handling),
+            Err((_, frame)) => Started::Answered(frame),
         }
     }
+
+    /// The handler's future, or the answer when building it panicked.
+    fn handle(
+        conn: Arc<CallContext>,
+        guard: InFlightGuard,
+        running: Option<Running>,
+        req: Request,
+    ) -> Result<Handling, (Arc<CallContext>, Option<Outgoing>)> {
+        let (id, serialization, two_way) = (req.id, req.serialization, req.two_way);
+        // The handler may panic while building its future or while it runs: either
+        // way the caller gets an error response.
+        match std::panic::catch_unwind(AssertUnwindSafe(|| conn.handler.handle(req, &conn.info))) {
+            Ok(future) => Ok(Handling {
+                conn,
+                _guard: guard,
+                _running: running,
+                id,
+                serialization,
+                two_way,
+                future,
+            }),
+            Err(panic) => {
+                let frame = answer(&conn, id, serialization, two_way, Err(panic));
+                Err((conn, frame))
+            }
+        }
+    }
+}
+
+impl Handling {
+    /// Polls the handler's future once, catching a panic.
+    fn poll_once(&mut self, cx: &mut Context<'_>) -> Poll<Handled> {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| self.future.as_mut().poll(cx))) {
+            Ok(Poll::Ready(resp)) => Poll::Ready(Ok(resp)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+
+    /// The frame that answers the call (none for a one-way call).
+    fn answer(&self, handled: Handled) -> Option<Outgoing> {
+        answer(
+            &self.conn,
+            self.id,
+            self.serialization,
+            self.two_way,
+            handled,
+        )
+    }
+
+    /// Runs the handler's future to its end and queues the answer.
+    async fn finish(mut self) {
+        let handled = std::future::poll_fn(|cx| self.poll_once(cx)).await;
+        let frame = self.answer(handled);
+        send_waiting((self.conn.clone(), frame)).await;
+    }
+}
+
+/// Queues `frame` on its connection's writer, waiting for room when the queue is
+/// full; waiting is boxed so every request's task stays small.
+async fn send_waiting((conn, frame): (Arc<CallContext>, Option<Outgoing>)) {
+    let Some(frame) = frame else { return };
+    if let Err(mpsc::error::TrySendError::Full(frame)) = conn.tx.try_send(frame) {
+        let queued: Pin<Box<dyn Future<Output = _> + Send + '_>> = Box::pin(conn.tx.send(frame));
+        let _ = queued.await;
+    }
+}
+
+/// The frame answering a call the handler ended with `handled`: its response, or
+/// status 80 when it panicked, or status 25 when the response is over the payload
+/// limit; none for a one-way call.
+fn answer(
+    conn: &CallContext,
+    id: i64,
+    ser: u8,
+    two_way: bool,
+    handled: Handled,
+) -> Option<Outgoing> {
+    let mut resp = match handled {
+        Ok(Some(resp)) if two_way => resp,
+        Ok(Some(_)) => {
+            debug!(id, "response to a one-way request dropped");
+            return None;
+        }
+        Ok(None) => {
+            if two_way {
+                debug!(id, "handler gave no response to a two-way request");
+            }
+            return None;
+        }
+        Err(panic) => {
+            let msg = panic_message(&*panic);
+            error!(id, panic = msg, "handler panicked");
+            if !two_way {
+                return None;
+            }
+            let text = format!("Unexpected error in server handler: {msg}");
+            Response::new(id, ser, Status::SERVER_ERROR, (conn.error_body)(ser, &text))
+        }
+    };
+    resp.id = id;
+    if let Some(max) = conn.max_payload {
+        if resp.body.len() > max {
+            let len = resp.body.len();
+            warn!(
+                id,
+                len, max, "response exceeds payload limit, sending status 25"
+            );
+            let text = format!("Data length too large: {len}, max payload: {max}");
+            let body = (conn.error_body)(resp.serialization, &text);
+            resp = Response::new(id, resp.serialization, Status::SERIALIZATION_ERROR, body);
+        }
+    }
+    Some(Outgoing::response(resp))
 }
 
 fn panic_message(panic: &(dyn Any + Send)) -> &str {

@@ -42,7 +42,8 @@ impl Drop for GaugeGuard {
 }
 
 /// Echo handler driven by the body:
-/// `sleep:<ms>` sleeps then echoes, `panic` panics in the future, `big:<n>` answers
+/// `sleep:<ms>` sleeps then echoes, `block:<ms>` holds its thread that long (a handler
+/// that computes) then echoes, `panic` panics in the future, `big:<n>` answers
 /// n bytes, anything else is echoed. A broken request gets status 40 with the reason.
 pub fn scripted(gauge: Arc<Gauge>) -> impl Handler {
     handler_fn(move |req: Request, _conn: ConnectionInfo| {
@@ -61,6 +62,9 @@ pub fn scripted(gauge: Arc<Gauge>) -> impl Handler {
             let text = std::str::from_utf8(&req.body).unwrap_or("").to_owned();
             let body = if let Some(ms) = text.strip_prefix("sleep:") {
                 tokio::time::sleep(Duration::from_millis(ms.parse().unwrap())).await;
+                req.body.clone()
+            } else if let Some(ms) = text.strip_prefix("block:") {
+                std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
                 req.body.clone()
             } else if text == "panic" {
                 panic!("boom in handler");
