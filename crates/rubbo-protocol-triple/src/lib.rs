@@ -77,6 +77,7 @@ pub mod headers;
 mod health;
 mod invoker;
 mod json;
+mod native;
 mod protocol;
 mod reflection;
 mod rest;
