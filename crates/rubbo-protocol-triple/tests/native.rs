@@ -65,6 +65,21 @@ impl Invoker for Provider {
                 rubbo_common::Arguments::Encoded { encoded, .. } => encoded.bytes.clone(),
                 _ => Bytes::new(),
             };
+            if inv.method() == "Sink" {
+                // Client streaming: reads nothing until the gate opens, then counts.
+                let mut requests = inv.arguments().as_stream().unwrap().take()?;
+                started.fetch_add(1, Ordering::SeqCst);
+                let _ = gate.wait_for(|open| *open).await;
+                let mut n = 0u64;
+                while let Some(m) = requests.next().await {
+                    m?;
+                    n += 1;
+                }
+                return Ok(RpcResult::value(Payload::Encoded(Encoded::new(
+                    &PROTOBUF,
+                    Bytes::copy_from_slice(&n.to_be_bytes()),
+                ))));
+            }
             if inv.method() == "Hold" {
                 started.fetch_add(1, Ordering::SeqCst);
                 let mut guard = CountDrop(dropped, false);
@@ -93,8 +108,8 @@ struct Server {
 
 async fn serve(params: &str) -> Server {
     let url = Url::parse(&format!(
-        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Echo,Hold&idl-methods=Echo,Hold\
-         &triple.transport=native&{params}"
+        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Echo,Hold,Sink&idl-methods=Echo,Hold,Sink\
+         &stream-methods=Sink:client&triple.transport=native&{params}"
     ))
     .unwrap();
     let protocol = TripleProtocol::new();
@@ -226,6 +241,9 @@ async fn answer(c: &mut Client, stream: u32) -> (u16, Vec<u8>, String) {
                     return (status, body, grpc);
                 }
             }
+            // A stream refused or reset before: its DATA in flight got STREAM_CLOSED.
+            h2f::Frame::Reset(r)
+                if u32::from(r.stream_id()) != stream && r.reason() == Reason::STREAM_CLOSED => {}
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -476,4 +494,68 @@ async fn shutdown_sends_goaway_and_the_running_call_finishes() {
     );
     assert!(next(&mut c).await.is_none(), "closed once drained");
     bounded("shutdown", destroy).await.unwrap();
+}
+
+/// Sends `total` bytes of gRPC messages on `stream`, in DATA frames of 16 KiB.
+async fn fill(c: &mut Client, stream: u32, total: usize) -> u64 {
+    let (mut sent, mut messages) = (0, 0);
+    while sent < total {
+        let frame = (total - sent).min(16_384);
+        c.feed(data(stream, grpc_message(&vec![7; frame - 5]), false))
+            .await
+            .unwrap();
+        sent += frame;
+        messages += 1;
+    }
+    SinkExt::flush(c).await.unwrap();
+    messages
+}
+
+#[tokio::test]
+async fn the_window_reopens_only_as_the_call_reads() {
+    let server = serve("triple.initial-window-size=65535").await;
+    // A call that reads nothing: the peer may send 65 535 bytes, and not one more.
+    let mut c = connect(server.port).await;
+    c.send(request(1, "Sink", false)).await.unwrap();
+    fill(&mut c, 1, 65_535).await;
+    until("the call started", || {
+        server.started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    c.send(data(1, Bytes::from_static(b"x"), false))
+        .await
+        .unwrap();
+    assert_eq!(goaway(&mut c).await, Reason::FLOW_CONTROL_ERROR);
+
+    // A call that reads: its windows come back, and it saw every message.
+    let mut c = connect(server.port).await;
+    c.send(request(1, "Sink", false)).await.unwrap();
+    let messages = fill(&mut c, 1, 65_535).await;
+    until("the call started", || {
+        server.started.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    server.gate.send(true).unwrap();
+    let (mut conn_back, mut stream_back) = (0u64, 0u64);
+    while conn_back < 32_767 || stream_back < 32_767 {
+        match bounded("window update", c.next()).await {
+            Some(Ok(h2f::Frame::WindowUpdate(w))) => {
+                let inc = u64::from(w.size_increment());
+                match u32::from(w.stream_id()) {
+                    0 => conn_back += inc,
+                    1 => stream_back += inc,
+                    other => panic!("window update for stream {other}"),
+                }
+            }
+            Some(Ok(h2f::Frame::Settings(s))) if !s.is_ack() => {
+                c.send(h2f::Settings::ack().into()).await.unwrap();
+            }
+            Some(Ok(h2f::Frame::Settings(_))) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    c.send(data(1, Bytes::new(), true)).await.unwrap();
+    let (status, body, grpc) = answer(&mut c, 1).await;
+    assert_eq!((status, grpc.as_str()), (200, "0"));
+    assert_eq!(body, grpc_message(&messages.to_be_bytes()));
 }

@@ -345,7 +345,7 @@ where
             h2f::Frame::WindowUpdate(w) => self.on_window_update(&w),
             h2f::Frame::Reset(r) => {
                 let id = u32::from(r.stream_id());
-                if id > self.last_stream {
+                if id == 0 || id > self.last_stream {
                     return self.conn_error(Reason::PROTOCOL_ERROR);
                 }
                 if let Some(mut s) = self.streams.remove(&id) {
@@ -507,8 +507,11 @@ where
         }
         let end = h.is_end_stream();
         let (pseudo, fields) = h.into_parts();
-        let (Some(method), Some(path)) = (pseudo.method, pseudo.path) else {
-            debug!(stream = id, "request without :method or :path");
+        // A request has :method, :scheme and :path, and no response field (§8.3.1).
+        let (Some(method), Some(path), Some(_), None) =
+            (pseudo.method, pseudo.path, pseudo.scheme, pseudo.status)
+        else {
+            debug!(stream = id, "malformed request pseudo-header fields");
             h2f::Reset::new(StreamId::from(id), Reason::PROTOCOL_ERROR).encode(&mut self.out);
             return;
         };
@@ -571,9 +574,12 @@ where
         let Some(s) = self.streams.get_mut(&id) else {
             self.release(0, flow);
             if id > self.last_stream {
-                self.conn_error(Reason::PROTOCOL_ERROR);
+                return self.conn_error(Reason::PROTOCOL_ERROR);
             }
-            // A stream reset or answered already: its frames still in flight.
+            // A closed stream (RFC 9113 §5.1): STREAM_CLOSED. Frames the peer sent
+            // before it saw our RST_STREAM or END_STREAM get the same answer, which
+            // it ignores.
+            h2f::Reset::new(StreamId::from(id), Reason::STREAM_CLOSED).encode(&mut self.out);
             return;
         };
         let Some(tx) = s.recv.as_ref() else {
