@@ -36,6 +36,8 @@ const MAX_WINDOW: i64 = (1 << 31) - 1;
 const DEFAULT_WINDOW: i64 = 65_535;
 /// The peer's max frame size before its SETTINGS.
 const DEFAULT_FRAME: usize = 16_384;
+/// DATA payloads this large or larger are written from their own buffer, not copied.
+const COPY_BELOW: usize = 8 * 1024;
 /// Turns of the read/answer/write loop before the task yields to others.
 const BUDGET: usize = 32;
 
@@ -121,7 +123,13 @@ enum Closing {
 /// One server connection on the native transport.
 pub(crate) struct Conn<IO> {
     codec: h2::Codec<Coalesce<IO>, Bytes>,
+    /// Frames to write, after `segments`: headers and small payloads, copied.
     out: BytesMut,
+    /// Frames to write first: large DATA payloads go here uncopied, each after the
+    /// bytes of `out` before it.
+    segments: VecDeque<Bytes>,
+    /// The bytes in `segments`.
+    segments_len: usize,
     /// A header block being encoded (reused).
     block: BytesMut,
     handler: Arc<Handler>,
@@ -173,6 +181,8 @@ where
         let mut conn = Conn {
             codec,
             out: BytesMut::with_capacity(16 * 1024),
+            segments: VecDeque::new(),
+            segments_len: 0,
             block: BytesMut::new(),
             handler,
             peer,
@@ -228,7 +238,7 @@ where
         for _ in 0..BUDGET {
             let mut progress = false;
             if self.closing == Closing::No {
-                while self.out.len() < HIGH {
+                while self.queued() < HIGH {
                     match self.codec.poll_next_unpin(cx) {
                         Poll::Ready(Some(Ok(frame))) => {
                             progress = true;
@@ -256,7 +266,7 @@ where
                     Event::Release(id, n) => self.release(id, n),
                 }
             }
-            while self.out.len() < HIGH && !self.pulls.is_empty() {
+            while self.queued() < HIGH && !self.pulls.is_empty() {
                 match self.pulls.poll_next_unpin(cx) {
                     Poll::Ready(Some(Ok((id, frame, body)))) => {
                         progress = true;
@@ -272,7 +282,7 @@ where
                     _ => break,
                 }
             }
-            if !self.out.is_empty() {
+            if self.queued() > 0 {
                 match self.poll_write(cx) {
                     Poll::Ready(Ok(())) => {
                         progress = true;
@@ -285,7 +295,7 @@ where
                     Poll::Pending => {}
                 }
             }
-            if self.out.is_empty() {
+            if self.queued() == 0 {
                 if self.closing == Closing::Error {
                     return Poll::Ready(());
                 }
@@ -302,9 +312,60 @@ where
         Poll::Pending
     }
 
-    /// Writes the whole buffer (and flushes: TLS holds bytes until then).
+    /// The bytes waiting to be written.
+    fn queued(&self) -> usize {
+        self.segments_len + self.out.len()
+    }
+
+    /// Queues `payload` after the frames before it: copied when small, else as it is.
+    fn put_payload(&mut self, payload: Bytes) {
+        if payload.len() < COPY_BELOW {
+            self.out.put_slice(&payload);
+            return;
+        }
+        if !self.out.is_empty() {
+            let before = self.out.split().freeze();
+            self.segments_len += before.len();
+            self.segments.push_back(before);
+        }
+        self.segments_len += payload.len();
+        self.segments.push_back(payload);
+    }
+
+    /// Writes everything queued (and flushes: TLS holds bytes until then).
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        if !self.segments.is_empty() && !self.out.is_empty() {
+            let rest = self.out.split().freeze();
+            self.segments_len += rest.len();
+            self.segments.push_back(rest);
+        }
         let io = self.codec.get_mut();
+        while !self.segments.is_empty() {
+            let mut slices = [std::io::IoSlice::new(&[]); 32];
+            let mut k = 0;
+            for (slot, seg) in slices.iter_mut().zip(self.segments.iter()) {
+                *slot = std::io::IoSlice::new(seg);
+                k += 1;
+            }
+            let n = std::task::ready!(Pin::new(&mut *io).poll_write_vectored(cx, &slices[..k]))?;
+            if n == 0 {
+                return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+            }
+            self.segments_len -= n;
+            let mut left = n;
+            while left > 0 {
+                let Some(front) = self.segments.front_mut() else {
+                    break;
+                };
+                if front.len() <= left {
+                    left -= front.len();
+                    self.segments.pop_front();
+                } else {
+                    front.advance(left);
+                    left = 0;
+                }
+            }
+        }
         while !self.out.is_empty() {
             let n = std::task::ready!(Pin::new(&mut *io).poll_write(cx, &self.out))?;
             if n == 0 {
@@ -656,7 +717,7 @@ where
             let Some(s) = self.streams.get(&id) else {
                 return;
             };
-            if s.send_window <= 0 || self.send_window <= 0 || self.out.len() >= HIGH {
+            if s.send_window <= 0 || self.send_window <= 0 || self.queued() >= HIGH {
                 return self.park(id, body);
             }
             let mut cx = Context::from_waker(Waker::noop());
@@ -717,29 +778,32 @@ where
     /// Sends the pending bytes of `id` as far as the windows, the peer's frame size
     /// and the write buffer allow; whether none are left.
     fn send_pending(&mut self, id: u32) -> bool {
-        let Some(s) = self.streams.get_mut(&id) else {
-            return true;
-        };
-        while let Some(data) = s.pending.as_mut() {
+        loop {
+            let queued = self.queued();
+            let Some(s) = self.streams.get_mut(&id) else {
+                return true;
+            };
+            let Some(data) = s.pending.as_mut() else {
+                return true;
+            };
             let room = s
                 .send_window
                 .min(self.send_window)
-                .min(HIGH.saturating_sub(self.out.len()) as i64);
+                .min(HIGH.saturating_sub(queued) as i64);
             if room <= 0 {
                 return false;
             }
             let n = (data.len() as i64).min(room) as usize;
             let n = n.min(self.peer_max_frame);
-            put_head(&mut self.out, n, DATA, 0, id);
-            self.out.put_slice(&data[..n]);
-            data.advance(n);
-            s.send_window -= n as i64;
-            self.send_window -= n as i64;
+            let chunk = data.split_to(n);
             if data.is_empty() {
                 s.pending = None;
             }
+            s.send_window -= n as i64;
+            self.send_window -= n as i64;
+            put_head(&mut self.out, n, DATA, 0, id);
+            self.put_payload(chunk);
         }
-        true
     }
 
     fn park(&mut self, id: u32, body: TriBody) {
@@ -770,7 +834,7 @@ where
     /// queued now; one parked again waits for the next chance).
     fn resume_blocked(&mut self) {
         for _ in 0..self.blocked.len() {
-            if self.send_window <= 0 || self.out.len() >= HIGH {
+            if self.send_window <= 0 || self.queued() >= HIGH {
                 return;
             }
             let Some(id) = self.blocked.pop_front() else {
