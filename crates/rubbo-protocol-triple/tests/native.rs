@@ -107,9 +107,13 @@ struct Server {
 }
 
 async fn serve(params: &str) -> Server {
+    serve_on("native", params).await
+}
+
+async fn serve_on(transport: &str, params: &str) -> Server {
     let url = Url::parse(&format!(
         "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Echo,Hold,Sink&idl-methods=Echo,Hold,Sink\
-         &stream-methods=Sink:client&triple.transport=native&{params}"
+         &stream-methods=Sink:client&triple.transport={transport}&{params}"
     ))
     .unwrap();
     let protocol = TripleProtocol::new();
@@ -558,4 +562,18 @@ async fn the_window_reopens_only_as_the_call_reads() {
     let (status, body, grpc) = answer(&mut c, 1).await;
     assert_eq!((status, grpc.as_str()), (200, "0"));
     assert_eq!(body, grpc_message(&messages.to_be_bytes()));
+}
+
+/// `triple.transport=hyper` keeps prior-knowledge HTTP/2 on hyper: the same call and
+/// the same answer over raw frames.
+#[tokio::test]
+async fn the_hyper_transport_still_serves_when_chosen() {
+    let server = serve_on("hyper", "").await;
+    let mut c = connect(server.port).await;
+    call(&mut c, 1, "Echo", b"on hyper").await;
+    assert_eq!(
+        answer(&mut c, 1).await,
+        (200, grpc_message(b"on hyper").to_vec(), "0".into())
+    );
+    still_serves(server.port).await;
 }
