@@ -54,8 +54,6 @@ pub(crate) use recv::RecvBody;
 use crate::coalesce::Busy;
 use crate::config::H2Settings;
 use crate::server::Handler;
-#[cfg(doc)]
-use conn::Conn;
 
 /// Serves a connection whose HTTP/2 preface was read, until the peer closes it, a
 /// connection error, or (after `stopped` turns true) the calls running drained.
