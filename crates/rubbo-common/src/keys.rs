@@ -315,6 +315,10 @@ keys! {
     RETURN_KEY = "return";
     /// Server shutdown wait in ms.
     SHUTDOWN_TIMEOUT_KEY = "shutdown.timeout";
+    /// Triple: which transport serves HTTP/2 with prior knowledge on a provider:
+    /// `native` (Rubbo's own HTTP/2 server, the default) or `hyper`. Rubbo's own key:
+    /// Java has no such choice.
+    TRIPLE_TRANSPORT_KEY = "triple.transport";
     /// Triple: HTTP/2 SETTINGS_INITIAL_WINDOW_SIZE, per stream (Java's
     /// `dubbo.protocol.triple.initial-window-size`; the URL spelling is Rubbo's).
     TRIPLE_INITIAL_WINDOW_SIZE_KEY = "triple.initial-window-size";

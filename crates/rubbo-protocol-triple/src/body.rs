@@ -108,3 +108,72 @@ impl Body for TriBody {
         }
     }
 }
+
+/// The body of a request the server reads (and of a response the client reads):
+/// hyper's, or one of the native HTTP/2 transport ([`crate::native`]).
+#[derive(Debug)]
+pub(crate) enum ReqBody {
+    /// A body read by hyper.
+    Hyper(hyper::body::Incoming),
+    /// A body read by the native transport.
+    Native(crate::native::RecvBody),
+}
+
+/// Why a [`ReqBody`] failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BodyError {
+    /// hyper's error.
+    #[error(transparent)]
+    Hyper(#[from] hyper::Error),
+    /// The peer reset the stream (RST_STREAM with this error code), or the
+    /// connection ended before the body did.
+    #[error("stream reset: {0}")]
+    Reset(h2::Reason),
+}
+
+impl BodyError {
+    /// Whether it is a timeout (hyper's).
+    pub(crate) fn is_timeout(&self) -> bool {
+        match self {
+            BodyError::Hyper(e) => e.is_timeout(),
+            BodyError::Reset(_) => false,
+        }
+    }
+}
+
+impl From<hyper::body::Incoming> for ReqBody {
+    fn from(b: hyper::body::Incoming) -> Self {
+        ReqBody::Hyper(b)
+    }
+}
+
+impl Body for ReqBody {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        match self.get_mut() {
+            ReqBody::Hyper(b) => Pin::new(b)
+                .poll_frame(cx)
+                .map(|f| f.map(|f| f.map_err(BodyError::from))),
+            ReqBody::Native(b) => Pin::new(b).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ReqBody::Hyper(b) => b.is_end_stream(),
+            ReqBody::Native(b) => b.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ReqBody::Hyper(b) => b.size_hint(),
+            ReqBody::Native(_) => SizeHint::new(),
+        }
+    }
+}

@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
+use crate::body::ReqBody;
 use http::{HeaderValue, Request, Response};
-use hyper::body::Incoming;
 use rubbo_common::stream::MessageStream;
 use rubbo_common::{Attachments, Peer};
 use tracing::debug;
@@ -40,7 +40,7 @@ impl Handler {
     /// Serves `method` of the built-in `service`.
     pub(crate) async fn builtin(
         &self,
-        req: Request<Incoming>,
+        req: Request<ReqBody>,
         peer: &Peer,
         service: &str,
         method: &str,

@@ -52,6 +52,41 @@ impl H2Settings {
     }
 }
 
+/// The provider URL key that picks the transport serving HTTP/2 with prior
+/// knowledge: `native` (Rubbo's own HTTP/2 server, `src/native/`) or `hyper`. Rubbo's
+/// own key: Java has no such choice. HTTP/1.1, the JSON form and the h2c upgrade are
+/// served by hyper either way.
+pub const TRANSPORT_KEY: &str = keys::TRIPLE_TRANSPORT_KEY;
+
+/// Which transport serves HTTP/2 with prior knowledge ([`TRANSPORT_KEY`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Transport {
+    /// Rubbo's own HTTP/2 server.
+    #[default]
+    Native,
+    /// hyper's.
+    Hyper,
+}
+
+impl Transport {
+    /// The transport `url` asks for (unknown values: the default, with a warning).
+    pub fn from_url(url: &Url) -> Self {
+        match url.get_param(TRANSPORT_KEY).map(str::trim) {
+            None | Some("") => Transport::default(),
+            Some(v) if v.eq_ignore_ascii_case("native") => Transport::Native,
+            Some(v) if v.eq_ignore_ascii_case("hyper") => Transport::Hyper,
+            Some(v) => {
+                tracing::warn!(
+                    key = TRANSPORT_KEY,
+                    value = v,
+                    "unknown Triple transport, using the default"
+                );
+                Transport::default()
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,6 +63,14 @@
 //! - An HTTP/1.1 request asking to upgrade to h2c (RFC 7540 §3.2) is switched to
 //!   HTTP/2 and answered on stream 1 (see `upgrade.rs`).
 //!
+//! - Two server transports for HTTP/2 with prior knowledge (gRPC clients, Java, grpc-go),
+//!   chosen by the provider URL's `triple.transport` ([`config::TRANSPORT_KEY`], Rubbo's
+//!   own key): `native` (the default), Rubbo's own HTTP/2 server specialised for gRPC
+//!   (`src/native/`: one task per connection owns the socket and every stream, h2's
+//!   frame codec reads, frames are written by hand), or `hyper`. A connection is
+//!   sniffed: the HTTP/2 preface goes to the chosen transport, anything else (HTTP/1.1,
+//!   the JSON form, the h2c upgrade) to hyper. The client side is hyper's either way.
+//!
 //! Not yet: wrapper-mode streams (Java `StreamObserver`).
 
 mod body;
@@ -77,6 +85,7 @@ pub mod headers;
 mod health;
 mod invoker;
 mod json;
+mod native;
 mod protocol;
 mod reflection;
 mod rest;

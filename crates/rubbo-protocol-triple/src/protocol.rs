@@ -143,6 +143,7 @@ impl Protocol for TripleProtocol {
                         })?,
                         schemas: this.inner.schemas.clone(),
                         health: Arc::default(),
+                        transport: crate::config::Transport::from_url(&url),
                     };
                     let addr = if host.contains(':') {
                         format!("[{host}]:{}", url.port())

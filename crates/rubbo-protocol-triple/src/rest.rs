@@ -28,10 +28,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::body::ReqBody;
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use rubbo_common::descriptor::GENERIC_DESC;
 use rubbo_common::exporters::exporter_key;
 use rubbo_common::{
@@ -55,7 +55,7 @@ const REST_SERVICE_VERSION: &str = "rest-service-version";
 
 /// Whether a request is for this form rather than gRPC: every HTTP/1.x request, and
 /// HTTP/2 ones whose content type is not gRPC's.
-pub(crate) fn wants_rest(req: &Request<Incoming>) -> bool {
+pub(crate) fn wants_rest(req: &Request<ReqBody>) -> bool {
     if req.version() != http::Version::HTTP_2 {
         return true;
     }
@@ -184,7 +184,7 @@ impl Handler {
     /// Serves one request of the plain-HTTP form.
     pub(crate) async fn rest(
         &self,
-        req: Request<Incoming>,
+        req: Request<ReqBody>,
         peer: Arc<Peer>,
         received: Instant,
     ) -> Response<UnaryBody> {

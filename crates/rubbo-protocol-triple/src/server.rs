@@ -33,15 +33,16 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::{Instrument, debug, info, warn};
 
-use crate::body::{TriBody, UnaryBody};
+use crate::body::{ReqBody, TriBody, UnaryBody};
 use crate::coalesce::{Busy, Coalesce};
 use crate::compress::{self, CallCoding, Encoding, Named};
-use crate::config::H2Settings;
+use crate::config::{H2Settings, Transport};
 use crate::error::TripleError;
 use crate::frame;
 use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_STATUS};
 use crate::health;
 use crate::json::{GRPC_JSON, JsonCodec, grpc_json};
+use crate::native::{self, sniff};
 use crate::schemas::Schemas;
 use crate::status::{self, Code};
 use crate::stream::{MessageDecoder, StreamBody};
@@ -66,6 +67,8 @@ pub(crate) struct Handler {
     pub(crate) schemas: Schemas,
     /// The health statuses `Watch` reports.
     pub(crate) health: Arc<health::Statuses>,
+    /// Which transport serves HTTP/2 with prior knowledge (`triple.transport`).
+    pub(crate) transport: Transport,
 }
 
 /// A running server: its accept loop owns every connection task.
@@ -203,7 +206,37 @@ async fn accept_loop(
     }
 }
 
+/// How long a new connection may take to show whether it is HTTP/2 with prior
+/// knowledge (hyper's HTTP/1 header read timeout).
+const SNIFF_TIMEOUT: Duration = Duration::from_secs(30);
+
 async fn serve_conn<IO>(
+    mut stream: IO,
+    peer: Arc<Peer>,
+    settings: H2Settings,
+    handler: Handler,
+    stopped: watch::Receiver<bool>,
+) where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    if handler.transport == Transport::Hyper {
+        return serve_hyper(stream, peer, settings, handler, stopped).await;
+    }
+    match tokio::time::timeout(SNIFF_TIMEOUT, sniff::sniff(&mut stream)).await {
+        Ok(Ok(sniff::Sniffed::Preface)) => {
+            let busy = Arc::new(Busy::default());
+            native::serve(stream, peer, settings, Arc::new(handler), busy, stopped).await;
+        }
+        Ok(Ok(sniff::Sniffed::Other(prefix))) => {
+            let stream = sniff::Rewind::new(prefix, stream);
+            serve_hyper(stream, peer, settings, handler, stopped).await;
+        }
+        Ok(Err(e)) => debug!(error = %e, "connection failed before its first bytes"),
+        Err(_) => debug!("no request within {SNIFF_TIMEOUT:?}, connection closed"),
+    }
+}
+
+async fn serve_hyper<IO>(
     stream: IO,
     peer: Arc<Peer>,
     settings: H2Settings,
@@ -286,7 +319,7 @@ fn calls(
                 Some((slot, settings)) => {
                     Box::pin(upgrade::accept(req, &slot, handler.payload, settings)).await
                 }
-                None => handler.handle(req, peer).await,
+                None => handler.handle(req.map(ReqBody::Hyper), peer).await,
             };
             drop(working);
             Ok::<_, Infallible>(response)
@@ -342,7 +375,7 @@ async fn serve_upgraded<S>(
 
 /// A refusal before the call reached a service: trailers-only, `grpc-status` and
 /// `grpc-message` in the one HEADERS frame.
-fn refuse(http: StatusCode, code: Code, message: &str) -> Response<UnaryBody> {
+pub(crate) fn refuse(http: StatusCode, code: Code, message: &str) -> Response<UnaryBody> {
     let mut r = Response::new(UnaryBody::empty());
     *r.status_mut() = http;
     let h = r.headers_mut();
@@ -385,7 +418,7 @@ fn code_for_decode(e: &TripleError) -> Code {
 }
 
 impl Handler {
-    async fn handle(&self, req: Request<Incoming>, peer: Arc<Peer>) -> Response<TriBody> {
+    pub(crate) async fn handle(&self, req: Request<ReqBody>, peer: Arc<Peer>) -> Response<TriBody> {
         let received = Instant::now();
         if crate::rest::wants_rest(&req) {
             // Rare: boxed, so the future of every gRPC call stays small.
@@ -474,7 +507,7 @@ impl Handler {
     /// Reads, routes and runs one call, then writes its response.
     async fn call(
         &self,
-        req: Request<Incoming>,
+        req: Request<ReqBody>,
         path: &str,
         peer: Arc<Peer>,
         deadline: Option<Instant>,
@@ -677,7 +710,7 @@ impl Handler {
     /// decompressed with the call's `encoding`), and whether it was compressed.
     pub(crate) async fn read_message(
         &self,
-        req: Request<Incoming>,
+        req: Request<ReqBody>,
         peer: &Peer,
         method: &str,
         encoding: Option<Encoding>,

@@ -2,7 +2,7 @@
 //!
 //! Flow control, both ways, with no unbounded queue:
 //!
-//! - Inbound, [`MessageDecoder`] polls hyper's `Incoming` only when the application
+//! - Inbound, [`MessageDecoder`] polls the request body only when the application
 //!   asks for the next message and the buffer holds no whole one. hyper returns a
 //!   DATA frame's bytes to the peer's window when that frame is polled, so a slow
 //!   reader leaves the window closed and the peer's sender waits. At most one message
@@ -27,6 +27,7 @@ use rubbo_common::stream::MessageStream;
 use rubbo_common::{Attachments, RpcError};
 use tokio::sync::oneshot;
 
+use crate::body::ReqBody;
 use crate::coalesce::BusyGuard;
 use crate::compress::Encoding;
 use crate::error::TripleError;
@@ -40,7 +41,7 @@ const RESERVE_AHEAD: usize = 64 * 1024;
 
 /// Decodes the gRPC messages of a request or response body as they are polled.
 pub(crate) struct MessageDecoder {
-    body: Option<Incoming>,
+    body: Option<ReqBody>,
     buf: BytesMut,
     /// The largest message (0 or less: none).
     payload: i64,
@@ -60,7 +61,7 @@ pub(crate) struct MessageDecoder {
 impl MessageDecoder {
     /// The decoder of a request body (provider side): the end of the body is the end
     /// of the stream.
-    pub(crate) fn request(body: Incoming, payload: i64, encoding: Option<Encoding>) -> Self {
+    pub(crate) fn request(body: ReqBody, payload: i64, encoding: Option<Encoding>) -> Self {
         MessageDecoder {
             body: Some(body),
             buf: BytesMut::new(),
@@ -82,7 +83,7 @@ impl MessageDecoder {
         encoding: Option<Encoding>,
     ) -> Self {
         MessageDecoder {
-            body: Some(body),
+            body: Some(ReqBody::Hyper(body)),
             buf: BytesMut::new(),
             payload,
             trailers: Some(trailers),

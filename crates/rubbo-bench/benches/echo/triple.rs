@@ -41,10 +41,15 @@ impl Server {
 /// Exports the echo on a free port (call it on the server's runtime: the server's
 /// tasks are spawned on the runtime it runs on).
 pub(crate) async fn serve() -> anyhow::Result<Server> {
-    let rubbo = Rubbo::builder()
+    let mut builder = Rubbo::builder()
         .application("bench-provider")
-        .protocol("tri", 0)
-        .build()?;
+        .protocol("tri", 0);
+    // `native` or `hyper`: the server's HTTP/2 transport (`triple.transport`); unset,
+    // the protocol's default.
+    if let Ok(transport) = std::env::var("RUBBO_BENCH_TRI_TRANSPORT") {
+        builder = builder.param("triple.transport", transport);
+    }
+    let rubbo = builder.build()?;
     let url = rubbo.export(EchoServer::new(Arc::new(EchoService))).await?;
     Ok(Server {
         port: url.port(),

@@ -54,6 +54,11 @@ pub(crate) async fn serve() -> anyhow::Result<Server> {
     if window != 0 {
         builder = builder.param("triple.initial-window-size", window.to_string());
     }
+    // `native` or `hyper`: the server's HTTP/2 transport (`triple.transport`); unset,
+    // the protocol's default.
+    if let Ok(transport) = std::env::var("RUBBO_BENCH_TRI_TRANSPORT") {
+        builder = builder.param("triple.transport", transport);
+    }
     let rubbo = builder.build()?;
     let url = rubbo
         .export(StreamsServer::new(Arc::new(StreamsService)))
