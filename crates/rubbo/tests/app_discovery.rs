@@ -450,14 +450,17 @@ fn load(pairs: &[(&str, &str)]) -> rubbo::config::Config {
     l.load().expect("configuration loaded")
 }
 
-#[tokio::test]
-async fn metadata_service_protocol_tri_exports_v1_and_v2_on_triple_for_a_dubbo_provider() {
-    let discovery = Arc::new(MemoryServiceDiscovery::new());
-    let fetches = Fetches::default();
+/// A dubbo provider of `who()` for the application `msp-app` (`register-mode=instance`),
+/// configured with `setting` too, its MetadataService fetches counted.
+async fn msp_dubbo_provider(
+    fetches: &Fetches,
+    discovery: &Arc<MemoryServiceDiscovery>,
+    setting: (&str, &str),
+) -> (Rubbo, rubbo::Url) {
     let config = load(&[
         ("dubbo.application.name", "msp-app"),
         ("dubbo.application.register-mode", "instance"),
-        ("dubbo.application.metadata-service-protocol", "tri"),
+        setting,
     ]);
     let p = fetches
         .counted(
@@ -467,9 +470,25 @@ async fn metadata_service_protocol_tri_exports_v1_and_v2_on_triple_for_a_dubbo_p
                 .service_discovery(discovery.clone()),
         )
         .build()
-        .unwrap();
-    let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
+        .expect("provider built");
+    let who = p
+        .export(WhoServer::new(Arc::new(Impl)))
+        .await
+        .expect("who() exported");
     assert_eq!(who.protocol(), Some("dubbo"));
+    (p, who)
+}
+
+#[tokio::test]
+async fn metadata_service_protocol_tri_exports_v1_and_v2_on_triple_for_a_dubbo_provider() {
+    let discovery = Arc::new(MemoryServiceDiscovery::new());
+    let fetches = Fetches::default();
+    let (p, who) = msp_dubbo_provider(
+        &fetches,
+        &discovery,
+        ("dubbo.application.metadata-service-protocol", "tri"),
+    )
+    .await;
 
     // As Java's tripleConfigured: the MetadataService protocol `tri` means V2 is
     // exported and advertised, though no service uses Triple.
@@ -514,25 +533,15 @@ async fn metadata_service_port_gives_metadata_service_a_server_of_its_own() {
     let fetches = Fetches::default();
     let port = free_port();
     // Java's application-parameter spelling of the key.
-    let config = load(&[
-        ("dubbo.application.name", "msp-app"),
-        ("dubbo.application.register-mode", "instance"),
+    let (p, who) = msp_dubbo_provider(
+        &fetches,
+        &discovery,
         (
             "dubbo.application.parameters.metadata-service-port",
             &port.to_string(),
         ),
-    ]);
-    let p = fetches
-        .counted(
-            Rubbo::builder()
-                .config(&config)
-                .port(0)
-                .service_discovery(discovery.clone()),
-        )
-        .build()
-        .unwrap();
-    let who = p.export(WhoServer::new(Arc::new(Impl))).await.unwrap();
-    assert_eq!(who.protocol(), Some("dubbo"));
+    )
+    .await;
     assert_ne!(who.port(), port);
 
     // The instance advertises MetadataService V1 on the port asked for, not on the

@@ -177,6 +177,8 @@ where
         let io = Coalesce::new(io, busy.clone(), 0);
         let mut codec = h2::Codec::with_max_recv_frame_size(io, settings.max_frame as usize);
         codec.set_max_recv_header_list_size(settings.max_header_list as usize);
+        // Not a queue between a caller and the socket: one `Response` per stream, and
+        // `Release`s that add up to no more than the DATA the windows let in.
         let (events_tx, events) = mpsc::unbounded_channel();
         let mut conn = Conn {
             codec,
@@ -591,6 +593,8 @@ where
             h2f::Reset::new(StreamId::from(id), Reason::PROTOCOL_ERROR).encode(&mut self.out);
             return;
         }
+        // Bounded by flow control: the peer sends no more than the stream's window,
+        // which is returned only as the call reads.
         let (tx, rx) = mpsc::unbounded_channel();
         let body = RecvBody::new(id, rx, self.events_tx.clone());
         let mut req = Request::new(ReqBody::Native(body));

@@ -961,8 +961,6 @@ const TEMPLATE_HOST: &str = "0.0.0.0";
 pub(crate) struct UrlTemplates {
     /// By application, then revision.
     by_revision: HashMap<String, HashMap<String, Vec<Template>>>,
-    /// How many revisions `by_revision` holds.
-    revisions: usize,
     /// The last `dubbo.endpoints` text parsed, and its endpoints: the instances of a
     /// fleet advertise the same text, so most instances cost a comparison.
     endpoints: Option<(String, Vec<Endpoint>)>,
@@ -980,12 +978,11 @@ struct Template {
     url: Url,
 }
 
-/// The templates of `info` for `consumer` and `interface` in `table` (holding
-/// `count` revisions), built on first use; a known revision costs two lookups and
+/// The templates of `info` for `consumer` and `interface` in `table`, built on first
+/// use; a known revision costs two lookups and
 /// no allocation.
 fn revision_templates<'a>(
     table: &'a mut HashMap<String, HashMap<String, Vec<Template>>>,
-    count: &mut usize,
     instance: &ServiceInstance,
     info: &MetadataInfo,
     consumer: &Url,
@@ -999,16 +996,15 @@ fn revision_templates<'a>(
         .unwrap_or_default();
     let known = table.get(app).is_some_and(|r| r.contains_key(revision));
     if !known {
-        if *count >= MAX_TEMPLATE_REVISIONS {
+        // Counted only when a revision is new: a walk of the applications.
+        if table.values().map(HashMap::len).sum::<usize>() >= MAX_TEMPLATE_REVISIONS {
             table.clear();
-            *count = 0;
         }
         let built = service_templates(info, consumer, interface);
         table
             .entry(app.to_owned())
             .or_default()
             .insert(revision.to_owned(), built);
-        *count += 1;
     }
     table
         .get(app)
@@ -1114,10 +1110,9 @@ pub(crate) fn provider_urls(
 ) -> Vec<Url> {
     let UrlTemplates {
         by_revision,
-        revisions,
         endpoints,
     } = templates;
-    let list = revision_templates(by_revision, revisions, instance, info, consumer, interface);
+    let list = revision_templates(by_revision, instance, info, consumer, interface);
     if list.is_empty() {
         return Vec::new();
     }
