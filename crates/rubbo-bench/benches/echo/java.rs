@@ -593,7 +593,7 @@ impl JavaSide {
 mod wrapper {
     use std::sync::Arc;
 
-    use anyhow::{Context, ensure};
+    use anyhow::ensure;
     use rubbo::{RpcError, Rubbo};
 
     /// `org.rubbo.bench.EchoService` version `1.0.0`, its `echo` method.
@@ -612,29 +612,12 @@ mod wrapper {
         }
     }
 
-    /// A provider on `tri://127.0.0.1:{port}`; call [`Server::stop`] on its runtime.
-    pub(crate) struct Server {
-        pub(crate) port: u16,
-        rubbo: Rubbo,
-    }
+    pub(crate) use crate::triple::Server;
 
-    impl Server {
-        pub(crate) async fn stop(self) {
-            self.rubbo.shutdown().await;
-        }
-    }
-
-    /// Exports the echo on a free port (call it on the server's runtime).
+    /// Exports the echo on a free port (call it on the server's runtime), as the Triple
+    /// cells' server is set up.
     pub(crate) async fn serve() -> anyhow::Result<Server> {
-        let rubbo = Rubbo::builder()
-            .application("bench-provider")
-            .protocol("tri", 0)
-            .build()?;
-        let url = rubbo.export(EchoServiceServer::new(Arc::new(Echo))).await?;
-        Ok(Server {
-            port: url.port(),
-            rubbo,
-        })
+        crate::triple::serve_service(EchoServiceServer::new(Arc::new(Echo))).await
     }
 
     /// The generated client on one connection (the bootstrap's `refer_url`); cheap to
@@ -649,14 +632,7 @@ mod wrapper {
     impl Client {
         /// Connects (call it on the client's runtime).
         pub(crate) async fn connect(port: u16, payload: String) -> anyhow::Result<Self> {
-            let rubbo = Rubbo::builder().application("bench-consumer").build()?;
-            let invoker = rubbo
-                .refer_url(
-                    &EchoServiceClient::SERVICE,
-                    &format!("tri://127.0.0.1:{port}"),
-                )
-                .await
-                .context("referring the Java provider over Triple")?;
+            let (rubbo, invoker) = crate::triple::refer(&EchoServiceClient::SERVICE, port).await?;
             Ok(Client {
                 rubbo,
                 inner: EchoServiceClient::new(invoker),

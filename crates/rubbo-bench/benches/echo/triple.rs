@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use anyhow::{Context, ensure};
-use rubbo::{Rubbo, Status};
+use rubbo::codegen::{Dispatch, ServiceDescriptor};
+use rubbo::{BoxInvoker, Rubbo, Status};
 
 /// The code `rubbo-build` generated from `proto/echo.proto`.
 #[allow(dead_code, missing_docs, unreachable_pub)]
@@ -41,6 +42,12 @@ impl Server {
 /// Exports the echo on a free port (call it on the server's runtime: the server's
 /// tasks are spawned on the runtime it runs on).
 pub(crate) async fn serve() -> anyhow::Result<Server> {
+    serve_service(EchoServer::new(Arc::new(EchoService))).await
+}
+
+/// Exports `service` on a free Triple port with the bench's provider settings (call it
+/// on the server's runtime).
+pub(crate) async fn serve_service<D: Dispatch>(service: D) -> anyhow::Result<Server> {
     let mut builder = Rubbo::builder()
         .application("bench-provider")
         .protocol("tri", 0);
@@ -50,11 +57,25 @@ pub(crate) async fn serve() -> anyhow::Result<Server> {
         builder = builder.param("triple.transport", transport);
     }
     let rubbo = builder.build()?;
-    let url = rubbo.export(EchoServer::new(Arc::new(EchoService))).await?;
+    let url = rubbo.export(service).await?;
     Ok(Server {
         port: url.port(),
         rubbo,
     })
+}
+
+/// A consumer and its invoker of `service` at `tri://127.0.0.1:{port}`, one
+/// connection (the bootstrap's `refer_url`; call it on the client's runtime).
+pub(crate) async fn refer(
+    service: &'static ServiceDescriptor,
+    port: u16,
+) -> anyhow::Result<(Rubbo, BoxInvoker)> {
+    let rubbo = Rubbo::builder().application("bench-consumer").build()?;
+    let invoker = rubbo
+        .refer_url(service, &format!("tri://127.0.0.1:{port}"))
+        .await
+        .with_context(|| format!("referring {} over Triple", service.interface))?;
+    Ok((rubbo, invoker))
 }
 
 /// Rubbo's generated Triple client on one connection (the bootstrap's `refer_url`);
@@ -68,11 +89,7 @@ pub(crate) struct Client {
 
 impl Client {
     pub(crate) async fn connect(port: u16, payload: String) -> anyhow::Result<Self> {
-        let rubbo = Rubbo::builder().application("bench-consumer").build()?;
-        let invoker = rubbo
-            .refer_url(&TriClient::SERVICE, &format!("tri://127.0.0.1:{port}"))
-            .await
-            .context("referring the Triple echo")?;
+        let (rubbo, invoker) = refer(&TriClient::SERVICE, port).await?;
         Ok(Client {
             rubbo,
             inner: TriClient::new(invoker),
