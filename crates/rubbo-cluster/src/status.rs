@@ -282,6 +282,9 @@ pub struct StatusInvoker {
     inner: BoxInvoker,
     status: Arc<RpcStatus>,
     life: Arc<Lifecycle>,
+    /// The counters of the method called last (most clients call one or a few
+    /// methods): found without the two table lookups.
+    last: parking_lot::Mutex<Option<(Arc<str>, Arc<MethodStatus>)>>,
 }
 
 struct Lifecycle {
@@ -320,11 +323,26 @@ impl StatusInvoker {
             inner,
             status,
             life,
+            last: parking_lot::Mutex::new(None),
         })
     }
 
     fn key(&self) -> usize {
         self as *const Self as *const () as usize
+    }
+
+    /// The counters of `method` on this invoker (entries in the table are never
+    /// replaced while the invoker lives, so the remembered one stays the table's).
+    fn status_of(&self, method: &str) -> Arc<MethodStatus> {
+        let mut last = self.last.lock();
+        if let Some((m, s)) = last.as_ref() {
+            if **m == *method {
+                return s.clone();
+            }
+        }
+        let s = self.status.status_for(self.key(), method);
+        *last = Some((Arc::from(method), s.clone()));
+        s
     }
 }
 
@@ -342,7 +360,7 @@ impl Drop for StatusInvoker {
 
 impl Invoker for StatusInvoker {
     fn invoke(&self, invocation: Invocation) -> InvokeFuture {
-        let stat = self.status.status_for(self.key(), invocation.method());
+        let stat = self.status_of(invocation.method());
         stat.begin();
         self.life.inflight.fetch_add(1, Ordering::AcqRel);
         let started = Instant::now();

@@ -1,8 +1,8 @@
 //! What every cluster invoker shares (Java's `AbstractClusterInvoker`).
 
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use rubbo_common::keys::{ClusterAvailableCheck, LOADBALANCE_KEY, Param, Sticky};
@@ -10,6 +10,17 @@ use rubbo_common::resolve::{Sources, lookup, lookup_param};
 use rubbo_common::{
     BoxInvoker, ErrorKind, ExtensionTable, Invocation, InvokeFuture, Invoker, RpcError, Url,
 };
+
+/// The balancer and `sticky` setting resolved for calls whose first provider is
+/// `first`, when neither the consumer URL nor that provider's has method-level
+/// parameters: then they are the same for every call until the first provider changes.
+struct Resolved {
+    /// Weak, so that a provider gone from the directory is not kept alive; its
+    /// allocation is, so no other provider can take its address meanwhile.
+    first: Weak<dyn Invoker>,
+    lb: Arc<dyn LoadBalance>,
+    sticky: bool,
+}
 
 use crate::{ClusterContext, Directory, LoadBalance, Rand};
 
@@ -25,6 +36,9 @@ pub struct ClusterBase {
     available_check: bool,
     rand: Rand,
     destroyed: AtomicBool,
+    /// The consumer URL has no method-level parameters (settings may be cached).
+    uniform: bool,
+    resolved: Mutex<Option<Resolved>>,
 }
 
 impl fmt::Debug for ClusterBase {
@@ -43,7 +57,10 @@ impl ClusterBase {
     /// State for a cluster invoker over `directory`.
     pub fn new(directory: Arc<dyn Directory>, ctx: &ClusterContext) -> Self {
         let available_check = directory.url().param::<ClusterAvailableCheck>();
+        let uniform = !directory.url().has_method_params();
         ClusterBase {
+            uniform,
+            resolved: Mutex::new(None),
             directory,
             balancers: ctx.load_balances.clone(),
             sticky: Mutex::new(None),
@@ -139,12 +156,39 @@ impl ClusterBase {
         invokers: &[BoxInvoker],
         inv: &Invocation,
     ) -> Result<Arc<dyn LoadBalance>, RpcError> {
+        if let Some((lb, _)) = invokers.first().and_then(|f| self.cached(f)) {
+            return Ok(lb);
+        }
         let name = self
             .setting(invokers.first().map(|i| i.url()), inv, LOADBALANCE_KEY)
             .unwrap_or(self.balancers.default_name());
-        self.balancers
+        let lb = self
+            .balancers
             .get(name)
-            .map_err(|e| RpcError::new(ErrorKind::Unknown, e.to_string()))
+            .map_err(|e| RpcError::new(ErrorKind::Unknown, e.to_string()))?;
+        if let Some(first) = invokers.first() {
+            if self.uniform && !first.url().has_method_params() {
+                let sticky = self.setting_param::<Sticky>(Some(first.url()), inv);
+                *self.resolved.lock() = Some(Resolved {
+                    first: Arc::downgrade(first),
+                    lb: lb.clone(),
+                    sticky,
+                });
+            }
+        }
+        Ok(lb)
+    }
+
+    /// The balancer and `sticky` resolved for `first` (see [`Resolved`]), if still valid.
+    fn cached(&self, first: &BoxInvoker) -> Option<(Arc<dyn LoadBalance>, bool)> {
+        if !self.uniform {
+            return None;
+        }
+        let resolved = self.resolved.lock();
+        resolved
+            .as_ref()
+            .filter(|r| std::ptr::addr_eq(r.first.as_ptr(), Arc::as_ptr(first)))
+            .map(|r| (r.lb.clone(), r.sticky))
     }
 
     /// Java's `select`: sticky reuse, then balance and reselect avoiding `selected`.
@@ -156,7 +200,10 @@ impl ClusterBase {
         selected: &[BoxInvoker],
     ) -> Option<BoxInvoker> {
         let first = invokers.first()?;
-        let sticky = self.setting_param::<Sticky>(Some(first.url()), inv);
+        let sticky = match self.cached(first) {
+            Some((_, sticky)) => sticky,
+            None => self.setting_param::<Sticky>(Some(first.url()), inv),
+        };
         {
             let mut current = self.sticky.lock();
             if current.as_ref().is_some_and(|s| !contains(invokers, s)) {

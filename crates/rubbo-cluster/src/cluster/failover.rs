@@ -26,6 +26,7 @@ pub struct FailfastCluster;
 impl Cluster for FailoverCluster {
     fn join(&self, directory: Arc<dyn Directory>, ctx: &ClusterContext) -> BoxInvoker {
         Arc::new(FailoverInvoker {
+            retries: uniform_retries(directory.url()),
             base: Arc::new(ClusterBase::new(directory, ctx)),
             failfast: false,
         })
@@ -35,6 +36,7 @@ impl Cluster for FailoverCluster {
 impl Cluster for FailfastCluster {
     fn join(&self, directory: Arc<dyn Directory>, ctx: &ClusterContext) -> BoxInvoker {
         Arc::new(FailoverInvoker {
+            retries: uniform_retries(directory.url()),
             base: Arc::new(ClusterBase::new(directory, ctx)),
             failfast: true,
         })
@@ -44,6 +46,13 @@ impl Cluster for FailfastCluster {
 struct FailoverInvoker {
     base: Arc<ClusterBase>,
     failfast: bool,
+    /// `retries` when no method sets its own (read once, not per call).
+    retries: Option<i64>,
+}
+
+/// The consumer URL's `retries` if it is the same for every method.
+fn uniform_retries(url: &Url) -> Option<i64> {
+    (!url.has_method_params()).then(|| url.param::<Retries>())
 }
 
 impl fmt::Debug for FailoverInvoker {
@@ -60,12 +69,14 @@ impl fmt::Debug for FailoverInvoker {
 
 /// Attempts for `inv`: `retries + 1` (attachment `retries` first, then the consumer
 /// URL's method-level value), at least 1.
-fn invoke_times(url: &Url, inv: &Invocation) -> usize {
+fn invoke_times(url: &Url, inv: &Invocation, uniform: Option<i64>) -> usize {
     let from_attachment = inv.attachments().get(RETRIES_KEY).and_then(|v| match v {
         Value::String(s) => s.trim().parse::<i64>().ok(),
         other => other.as_i64(),
     });
-    let retries = from_attachment.unwrap_or_else(|| url.method_param::<Retries>(inv.method()));
+    let retries = from_attachment
+        .or(uniform)
+        .unwrap_or_else(|| url.method_param::<Retries>(inv.method()));
     (retries + 1).max(1) as usize
 }
 
@@ -78,10 +89,14 @@ pub(crate) async fn invoke_one(
     invoker.invoke(attempt).await
 }
 
-async fn failover(base: Arc<ClusterBase>, inv: Invocation) -> Result<RpcResult, RpcError> {
+async fn failover(
+    base: Arc<ClusterBase>,
+    inv: Invocation,
+    retries: Option<i64>,
+) -> Result<RpcResult, RpcError> {
     let mut invokers = base.list(&inv)?;
     let lb = base.load_balance(&invokers, &inv)?;
-    let len = invoke_times(base.url(), &inv);
+    let len = invoke_times(base.url(), &inv, retries);
     let mut tried: Vec<BoxInvoker> = Vec::with_capacity(len);
     let mut failed: Vec<String> = Vec::new();
     let mut last: Option<RpcError> = None;
@@ -149,7 +164,7 @@ impl Invoker for FailoverInvoker {
         if self.failfast {
             Box::pin(failfast(base, inv))
         } else {
-            Box::pin(failover(base, inv))
+            Box::pin(failover(base, inv, self.retries))
         }
     }
 

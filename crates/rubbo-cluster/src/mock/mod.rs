@@ -90,6 +90,9 @@ pub struct MockClusterInvoker {
     directory: Arc<dyn Directory>,
     inner: BoxInvoker,
     mocks: Arc<MockRegistry>,
+    /// `mock` is off for every method (no method-level settings and none, or an
+    /// off value, for the interface): calls go straight through, unread.
+    off: bool,
 }
 
 impl fmt::Debug for MockClusterInvoker {
@@ -103,10 +106,13 @@ impl fmt::Debug for MockClusterInvoker {
 impl MockClusterInvoker {
     /// Wraps `inner` (the cluster invoker over `directory`).
     pub fn new(directory: Arc<dyn Directory>, inner: BoxInvoker, mocks: Arc<MockRegistry>) -> Self {
+        let url = directory.url();
+        let off = !url.has_method_params() && is_off(url.get_param(MOCK_KEY).unwrap_or("").trim());
         MockClusterInvoker {
             directory,
             inner,
             mocks,
+            off,
         }
     }
 }
@@ -192,14 +198,16 @@ impl MockCtx {
 
 impl Invoker for MockClusterInvoker {
     fn invoke(&self, inv: Invocation) -> InvokeFuture {
+        if self.off {
+            return self.inner.invoke(inv);
+        }
         let setting = self
             .directory
             .url()
             .get_method_param(inv.method(), MOCK_KEY)
             .unwrap_or("false")
-            .trim()
-            .to_owned();
-        if is_off(&setting) {
+            .trim();
+        if is_off(setting) {
             return self.inner.invoke(inv);
         }
         let ctx = MockCtx {
