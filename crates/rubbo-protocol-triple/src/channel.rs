@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hyper::client::conn::http2::SendRequest;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use parking_lot::Mutex;
 use rubbo_common::{ErrorKind, RpcError};
 use rubbo_remoting::TlsConnector;
@@ -167,7 +167,7 @@ impl Channel {
     {
         let addr = &self.addr;
         let s = self.settings;
-        let mut b = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
+        let mut b = hyper::client::conn::http2::Builder::new(BoxingExecutor);
         b.timer(TokioTimer::new())
             .initial_stream_window_size(s.initial_window)
             .initial_connection_window_size(s.initial_window)
@@ -197,6 +197,24 @@ impl Channel {
         if let Some((_, task)) = self.current.lock().take() {
             task.abort();
         }
+    }
+}
+
+/// Spawns hyper's futures on tokio, boxed. hyper spawns two per call (the request
+/// body's pipe and the response's future), all of one enum type whose largest variant
+/// is the whole connection task: spawned as they are, each call's task would hold (and
+/// copy, on creation and on completion) that much. Boxed, the task holds a pointer
+/// and the future is moved once (tonic's channel spawns the same way).
+#[derive(Debug, Clone, Copy, Default)]
+struct BoxingExecutor;
+
+impl<F> hyper::rt::Executor<F> for BoxingExecutor
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn execute(&self, fut: F) {
+        tokio::spawn(Box::pin(fut));
     }
 }
 

@@ -3,7 +3,6 @@
 //! `rubbo-build` clients send) goes in IDL mode, the message as it is; any other in
 //! wrapper mode.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -44,8 +43,9 @@ struct Inner {
     channel: Arc<Channel>,
     /// `/{service path}/`: the `:path` of every call, before the method.
     path_prefix: String,
-    /// The request URI of each method the URL lists (`methods`), built once.
-    uris: HashMap<Box<str>, Uri>,
+    /// The request URI of each method the URL lists (`methods`), built once; a
+    /// service has few methods, so a scan beats hashing the name on every call.
+    uris: Vec<(Box<str>, Uri)>,
     /// What every request carries: content-type, te, service version and group,
     /// the consumer's application.
     base_headers: HeaderMap,
@@ -153,8 +153,9 @@ impl TripleInvoker {
                 idl.is_some(),
             )
         };
-        let uri = match inner.uris.get(inv.method()) {
-            Some(uri) => uri.clone(),
+        let method = inv.method();
+        let uri = match inner.uris.iter().find(|(m, _)| **m == *method) {
+            Some((_, uri)) => uri.clone(),
             None => request_uri(&inner.channel, &inner.path_prefix, inv.method()).map_err(|e| {
                 RpcError::serialization(format!("bad request path for {}: {e}", inv.method()))
             })?,
@@ -172,9 +173,7 @@ impl TripleInvoker {
             h.extend(inner.base_headers.clone());
         }
         let h = req.headers_mut();
-        if let Ok(v) = HeaderValue::from_str(&status::format_timeout(timeout)) {
-            h.insert(GRPC_TIMEOUT_HEADER, v);
-        }
+        h.insert(GRPC_TIMEOUT_HEADER, grpc_timeout_value(timeout));
         // Java sends the timeout as an attachment too.
         h.insert(
             TIMEOUT_HEADER,
@@ -261,6 +260,48 @@ impl TripleInvoker {
 const GRPC_TIMEOUT_HEADER: HeaderName = HeaderName::from_static(headers::GRPC_TIMEOUT);
 /// `timeout` (Java's attachment), parsed once.
 const TIMEOUT_HEADER: HeaderName = HeaderName::from_static(keys::TIMEOUT_KEY);
+/// The response headers read on every call, parsed once (a name given as a string is
+/// parsed at each lookup).
+const GRPC_STATUS_HEADER: HeaderName = HeaderName::from_static(GRPC_STATUS);
+const GRPC_MESSAGE_HEADER: HeaderName = HeaderName::from_static(GRPC_MESSAGE);
+const GRPC_ENCODING_HEADER: HeaderName = HeaderName::from_static(headers::GRPC_ENCODING);
+const EXCEPTION_CODE_HEADER: HeaderName = HeaderName::from_static(headers::EXCEPTION_CODE);
+
+/// The `grpc-timeout` header of `timeout`, as [`status::format_timeout`] writes it,
+/// without formatting machinery or a `String` per call.
+fn grpc_timeout_value(timeout: Duration) -> HeaderValue {
+    const MAX: u128 = 99_999_999;
+    let ns = timeout.as_nanos();
+    let ms = ns.div_ceil(1_000_000);
+    let (n, unit) = if ms <= MAX {
+        (ms, b'm')
+    } else {
+        let s = ns.div_ceil(1_000_000_000);
+        if s <= MAX {
+            (s, b'S')
+        } else {
+            (s.div_ceil(3600).min(MAX), b'H')
+        }
+    };
+    // At most 8 digits, then the unit.
+    let mut buf = [0u8; 9];
+    buf[8] = unit;
+    let mut at = 8;
+    let mut n = n;
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    match HeaderValue::from_bytes(&buf[at..]) {
+        Ok(v) => v,
+        // Digits and a letter are always a valid value.
+        Err(_) => HeaderValue::from_static("0m"),
+    }
+}
 
 /// The URI of `method` on the provider at `addr` whose paths start with `prefix`.
 fn request_uri(channel: &Channel, prefix: &str, method: &str) -> Result<Uri, http::Error> {
@@ -391,14 +432,14 @@ fn lazy_replies(
 /// The `grpc-encoding` of a response (`None`: identity); one we do not take is an
 /// `INTERNAL` error, as grpc's clients answer it.
 fn response_encoding(h: &HeaderMap) -> Result<Option<Encoding>, RpcError> {
-    match headers::get(h, headers::GRPC_ENCODING).map(Encoding::parse) {
+    match headers::get(h, &GRPC_ENCODING_HEADER).map(Encoding::parse) {
         None | Some(Named::Identity) => Ok(None),
         Some(Named::Known(e)) => Ok(Some(e)),
         Some(Named::Unknown) => Err(status::error_for_status(
             Code::Internal,
             &format!(
                 "the response's grpc-encoding {:?} is not one this client takes ({})",
-                headers::get(h, headers::GRPC_ENCODING).unwrap_or_default(),
+                headers::get(h, &GRPC_ENCODING_HEADER).unwrap_or_default(),
                 compress::ACCEPTED
             ),
         )),
@@ -416,7 +457,7 @@ fn open_replies(
     trailers: Metadata,
 ) -> Result<(MessageStream, rubbo_common::Attachments), RpcError> {
     let (parts, body) = resp.into_parts();
-    let content_type = headers::get(&parts.headers, "content-type").unwrap_or("");
+    let content_type = headers::get(&parts.headers, http::header::CONTENT_TYPE).unwrap_or("");
     if !content_type.starts_with(GRPC) {
         let code = Code::from_http(parts.status.as_u16());
         return Err(status::error_for_status(
@@ -428,12 +469,12 @@ fn open_replies(
         ));
     }
     let header_attachments = headers::attachments_from_response_headers(&parts.headers);
-    let messages = if let Some(code) = headers::get(&parts.headers, GRPC_STATUS) {
+    let messages = if let Some(code) = headers::get(&parts.headers, &GRPC_STATUS_HEADER) {
         let code = Code::from_i32(code.trim().parse().unwrap_or(2));
         if code != Code::Ok {
             let message = parts
                 .headers
-                .get(GRPC_MESSAGE)
+                .get(&GRPC_MESSAGE_HEADER)
                 .map(|m| status::decode_message(m.as_bytes()))
                 .unwrap_or_default();
             debug!(status = %code, error = %message, "error response");
@@ -459,7 +500,7 @@ async fn read_response(
     idl: bool,
 ) -> Result<RpcResult, RpcError> {
     let (parts, body) = resp.into_parts();
-    let content_type = headers::get(&parts.headers, "content-type").unwrap_or("");
+    let content_type = headers::get(&parts.headers, http::header::CONTENT_TYPE).unwrap_or("");
     if !content_type.starts_with(GRPC) {
         let code = Code::from_http(parts.status.as_u16());
         return Err(status::error_for_status(
@@ -470,7 +511,7 @@ async fn read_response(
             ),
         ));
     }
-    let exception = headers::get(&parts.headers, headers::EXCEPTION_CODE)
+    let exception = headers::get(&parts.headers, &EXCEPTION_CODE_HEADER)
         .and_then(|c| c.trim().parse::<i32>().ok())
         .is_some_and(|c| c != 0);
     let limit = if payload > 0 {
@@ -489,9 +530,9 @@ async fn read_response(
     })?;
     let trailers = collected.trailers();
     let status_from = trailers
-        .filter(|t| t.contains_key(GRPC_STATUS))
+        .filter(|t| t.contains_key(&GRPC_STATUS_HEADER))
         .unwrap_or(&parts.headers);
-    let code = match headers::get(status_from, GRPC_STATUS) {
+    let code = match headers::get(status_from, &GRPC_STATUS_HEADER) {
         Some(s) => Code::from_i32(s.trim().parse().unwrap_or(2)),
         None => {
             let code = if parts.status.is_success() {
@@ -507,7 +548,7 @@ async fn read_response(
     };
     if code != Code::Ok {
         let message = status_from
-            .get(GRPC_MESSAGE)
+            .get(&GRPC_MESSAGE_HEADER)
             .map(|m| status::decode_message(m.as_bytes()))
             .unwrap_or_default();
         debug!(status = %code, error = %message, "error response");
@@ -534,4 +575,34 @@ async fn read_response(
         *result.header_attachments_mut() = from_headers;
     }
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grpc_timeout_header_is_what_format_timeout_writes() {
+        let cases = [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_micros(1500),
+            Duration::from_millis(999),
+            Duration::from_millis(1000),
+            Duration::from_millis(99_999_999),
+            Duration::from_millis(100_000_000),
+            Duration::from_secs(200_000),
+            Duration::from_secs(99_999_999),
+            Duration::from_secs(100_000_000),
+            Duration::from_secs(u64::MAX / 4),
+            Duration::MAX,
+        ];
+        for d in cases {
+            assert_eq!(
+                grpc_timeout_value(d).to_str().unwrap(),
+                status::format_timeout(d),
+                "{d:?}"
+            );
+        }
+    }
 }

@@ -70,7 +70,13 @@ pub(crate) async fn refer(
     service: &'static ServiceDescriptor,
     port: u16,
 ) -> anyhow::Result<(Rubbo, BoxInvoker)> {
-    let rubbo = Rubbo::builder().application("bench-consumer").build()?;
+    let mut builder = Rubbo::builder().application("bench-consumer");
+    // A longer call timeout (ms) than the default 1 s, for runs under valgrind, where
+    // calls at depth take longer than that; unset, the default.
+    if let Ok(timeout) = std::env::var("RUBBO_BENCH_TRI_TIMEOUT") {
+        builder = builder.param("timeout", timeout);
+    }
+    let rubbo = builder.build()?;
     let invoker = rubbo
         .refer_url(service, &format!("tri://127.0.0.1:{port}"))
         .await
