@@ -54,6 +54,42 @@ struct Inner {
     /// identity).
     compressor: Option<Encoding>,
     destroyed: AtomicBool,
+    /// The timeout headers of the last call: calls made back to back mostly have
+    /// the same milliseconds left, so their values are shared, not formatted anew.
+    last_timeout: parking_lot::Mutex<Option<TimeoutHeaders>>,
+}
+
+/// The `grpc-timeout` and `timeout` values of one timeout.
+#[derive(Debug)]
+struct TimeoutHeaders {
+    /// The milliseconds rounded up (`grpc-timeout`) and down (`timeout`).
+    ceil_ms: u128,
+    floor_ms: u128,
+    grpc: HeaderValue,
+    plain: HeaderValue,
+}
+
+impl Inner {
+    /// The `grpc-timeout` and `timeout` header values of `timeout`.
+    fn timeout_headers(&self, timeout: Duration) -> (HeaderValue, HeaderValue) {
+        let ceil_ms = timeout.as_nanos().div_ceil(1_000_000);
+        let floor_ms = timeout.as_millis();
+        let mut last = self.last_timeout.lock();
+        if let Some(t) = last.as_ref() {
+            if t.ceil_ms == ceil_ms && t.floor_ms == floor_ms {
+                return (t.grpc.clone(), t.plain.clone());
+            }
+        }
+        let grpc = grpc_timeout_value(timeout);
+        let plain = HeaderValue::from(u64::try_from(floor_ms).unwrap_or(u64::MAX));
+        *last = Some(TimeoutHeaders {
+            ceil_ms,
+            floor_ms,
+            grpc: grpc.clone(),
+            plain: plain.clone(),
+        });
+        (grpc, plain)
+    }
 }
 
 impl TripleInvoker {
@@ -113,6 +149,7 @@ impl TripleInvoker {
                 channel,
                 url,
                 destroyed: AtomicBool::new(false),
+                last_timeout: parking_lot::Mutex::new(None),
             }),
         }
     }
@@ -164,21 +201,21 @@ impl TripleInvoker {
         *req.method_mut() = Method::POST;
         *req.uri_mut() = uri;
         *req.version_mut() = Version::HTTP_2;
-        if inv.attachments().is_empty() {
-            // The common case: the fixed headers, copied in one go.
-            *req.headers_mut() = inner.base_headers.clone();
-        } else {
-            let h = req.headers_mut();
-            headers::put_attachments(h, inv.attachments());
-            h.extend(inner.base_headers.clone());
-        }
+        // Sized for every header up front: a clone of the fixed headers has no room
+        // left, and the two timeout headers made it grow (and rehash) on every call.
         let h = req.headers_mut();
-        h.insert(GRPC_TIMEOUT_HEADER, grpc_timeout_value(timeout));
+        h.reserve(inner.base_headers.len() + 2 + inv.attachments().len());
+        if !inv.attachments().is_empty() {
+            headers::put_attachments(h, inv.attachments());
+        }
+        // The fixed headers win over attachments of the same name.
+        for (name, value) in &inner.base_headers {
+            h.insert(name.clone(), value.clone());
+        }
+        let (grpc_timeout, timeout_ms) = inner.timeout_headers(timeout);
+        h.insert(GRPC_TIMEOUT_HEADER, grpc_timeout);
         // Java sends the timeout as an attachment too.
-        h.insert(
-            TIMEOUT_HEADER,
-            HeaderValue::from(timeout.as_millis() as u64),
-        );
+        h.insert(TIMEOUT_HEADER, timeout_ms);
         Ok((req, timeout, idl))
     }
 
@@ -580,6 +617,68 @@ async fn read_response(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::H2Settings;
+
+    fn invoker() -> TripleInvoker {
+        let url = Url::parse("tri://127.0.0.1:1/demo.Echo?methods=Echo&application=app").unwrap();
+        let channel = Channel::new(
+            "127.0.0.1:1".into(),
+            H2Settings::default(),
+            Duration::from_secs(1),
+            None,
+            0,
+        );
+        TripleInvoker::new(url, Arc::new(channel), None)
+    }
+
+    fn call(
+        invoker: &TripleInvoker,
+        left: Duration,
+        attachment: Option<(&str, &str)>,
+    ) -> HeaderMap {
+        let mut inv = Invocation::new("demo.Echo", "Echo");
+        inv.set_deadline(Instant::now() + left);
+        if let Some((k, v)) = attachment {
+            inv.set_attachment(k, v);
+        }
+        let (req, _, _) = invoker.prepare(&inv).unwrap();
+        assert_eq!(req.uri(), "http://127.0.0.1:1/demo.Echo/Echo");
+        req.headers().clone()
+    }
+
+    #[test]
+    fn each_request_carries_the_fixed_headers_and_its_own_timeout() {
+        let invoker = invoker();
+        let names = |h: &HeaderMap| h.keys().map(|k| k.as_str().to_owned()).collect::<Vec<_>>();
+        let fixed = [
+            "content-type",
+            "te",
+            "grpc-accept-encoding",
+            "tri-consumer-appname",
+            "grpc-timeout",
+            "timeout",
+        ];
+        let mut seen = Vec::new();
+        // The same timeout twice (the shared values), then others.
+        for secs in [30, 30, 5, 30, 200_000] {
+            let h = call(&invoker, Duration::from_secs(secs), None);
+            assert_eq!(names(&h), fixed, "in this order");
+            let timeout_ms: u64 = headers::get(&h, "timeout").unwrap().parse().unwrap();
+            // A little time passes between the deadline and the headers.
+            assert!(timeout_ms <= secs * 1000 && timeout_ms + 1000 > secs * 1000);
+            seen.push(headers::get(&h, "grpc-timeout").unwrap().to_owned());
+        }
+        assert!(seen[0].ends_with('m') && seen[2].ends_with('m'), "{seen:?}");
+        assert_ne!(seen[1], seen[2]);
+        assert!(seen[4].ends_with('S'), "{seen:?}");
+        // Attachments go before the fixed headers, which win over one of the same name.
+        let h = call(&invoker, Duration::from_secs(1), Some(("trace-id", "t-1")));
+        assert_eq!(headers::get(&h, "trace-id"), Some("t-1"));
+        assert_eq!(names(&h)[0], "trace-id");
+        let h = call(&invoker, Duration::from_secs(1), Some(("te", "gzip")));
+        assert_eq!(headers::get(&h, "te"), Some("trailers"));
+        assert_eq!(h.get_all("te").iter().count(), 1);
+    }
 
     #[test]
     fn the_grpc_timeout_header_is_what_format_timeout_writes() {
