@@ -371,3 +371,46 @@ async fn every_try_sets_the_target_provider() {
     let seen = a.seen.lock();
     assert_eq!(seen[0].target().unwrap().address(), "10.0.0.1:20880");
 }
+
+#[tokio::test]
+async fn per_call_settings_follow_method_level_and_provider_values() {
+    // Distinct answers from `n` calls of `method`.
+    async fn spread(invoker: &BoxInvoker, method: &str, n: usize) -> usize {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..n {
+            seen.insert(answered_by(
+                &bounded(invoker.invoke(inv(method))).await.unwrap(),
+            ));
+        }
+        seen.len()
+    }
+    let ps: Vec<Arc<TestInvoker>> = (1..=4)
+        .map(|i| TestInvoker::ok(&provider_url(i, "")))
+        .collect();
+    let refs: Vec<&Arc<TestInvoker>> = ps.iter().collect();
+    // Sticky for one method only: the other one still spreads, call after call.
+    let invoker = join("m.sticky=true", &refs);
+    for _ in 0..3 {
+        assert_eq!(spread(&invoker, "m", 20).await, 1);
+        assert!(spread(&invoker, "other", 40).await > 1);
+    }
+    // Sticky from the first provider's URL (no method-level settings: resolved once
+    // and kept), the same on every call.
+    let sticky: Vec<Arc<TestInvoker>> = (1..=4)
+        .map(|i| TestInvoker::ok(&provider_url(i, if i == 1 { "sticky=true" } else { "" })))
+        .collect();
+    let refs: Vec<&Arc<TestInvoker>> = sticky.iter().collect();
+    let invoker = join("", &refs);
+    assert_eq!(spread(&invoker, "m", 20).await, 1);
+    assert_eq!(spread(&invoker, "other", 20).await, 1);
+    // retries: method level beats the interface's.
+    let failing: Vec<Arc<TestInvoker>> = (1..=4)
+        .map(|i| TestInvoker::failing(&provider_url(i, ""), ErrorKind::Network))
+        .collect();
+    let refs: Vec<&Arc<TestInvoker>> = failing.iter().collect();
+    let invoker = join("retries=1&m.retries=3", &refs);
+    assert!(bounded(invoker.invoke(inv("m"))).await.is_err());
+    assert_eq!(total_calls(&refs), 4);
+    assert!(bounded(invoker.invoke(inv("other"))).await.is_err());
+    assert_eq!(total_calls(&refs), 6);
+}
