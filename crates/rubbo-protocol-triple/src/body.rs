@@ -78,6 +78,22 @@ impl std::fmt::Debug for TriBody {
     }
 }
 
+impl TriBody {
+    /// The next frame, as [`Body::poll_frame`]; a large uncompressed stream message
+    /// comes without its gRPC prefix, which is put in `head`
+    /// ([`StreamBody::poll_frame_split`](crate::stream::StreamBody::poll_frame_split)).
+    pub(crate) fn poll_frame_split(
+        &mut self,
+        cx: &mut Context<'_>,
+        head: &mut Option<[u8; crate::frame::PREFIX_LEN]>,
+    ) -> Poll<Option<Result<Frame<Bytes>, rubbo_common::RpcError>>> {
+        match self {
+            TriBody::Stream(b) => b.poll_frame_split(cx, head),
+            TriBody::Unary(_) => Pin::new(self).poll_frame(cx),
+        }
+    }
+}
+
 impl Body for TriBody {
     type Data = Bytes;
     type Error = rubbo_common::RpcError;

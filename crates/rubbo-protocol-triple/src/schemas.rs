@@ -17,60 +17,105 @@ use tracing::{debug, warn};
 const BUILTIN: &[u8] = include_bytes!("../proto/builtin.bin");
 
 /// The schemas of one protocol; cloning shares them.
-#[derive(Debug, Clone)]
+///
+/// Built on first use: decoding the descriptors (the built-in set and each service's)
+/// costs about 0.85 MB of heap and runs much of `prost_reflect`, which a server
+/// that is never asked for reflection or JSON does not need. Until then the sets
+/// handed to [`Schemas::add`] are only kept (they are `'static`).
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Schemas {
-    pool: Arc<RwLock<DescriptorPool>>,
+    inner: Arc<RwLock<Inner>>,
 }
 
-impl Default for Schemas {
-    fn default() -> Self {
-        let pool = DescriptorPool::decode(BUILTIN).unwrap_or_else(|e| {
-            // Cannot happen with the committed file (a test decodes it).
-            warn!(error = %e, "the built-in descriptors do not decode");
-            DescriptorPool::new()
+#[derive(Debug, Default)]
+struct Inner {
+    /// The pool, once built.
+    pool: Option<DescriptorPool>,
+    /// Sets added before the pool was built, in order: `(service, set)`.
+    waiting: Vec<(String, &'static [u8])>,
+}
+
+impl Inner {
+    /// The pool, built (and the waiting sets added) if it was not yet.
+    fn pool(&mut self) -> &mut DescriptorPool {
+        let waiting = std::mem::take(&mut self.waiting);
+        let pool = self.pool.get_or_insert_with(|| {
+            DescriptorPool::decode(BUILTIN).unwrap_or_else(|e| {
+                // Cannot happen with the committed file (a test decodes it).
+                warn!(error = %e, "the built-in descriptors do not decode");
+                DescriptorPool::new()
+            })
         });
-        Schemas {
-            pool: Arc::new(RwLock::new(pool)),
+        for (service, set) in waiting {
+            add_to(pool, &service, set);
+        }
+        pool
+    }
+}
+
+/// Adds `set` to `pool` unless `service` is known already; a bad set leaves it as it
+/// was.
+fn add_to(pool: &mut DescriptorPool, service: &str, file_descriptor_set: &[u8]) {
+    if pool.get_service_by_name(service).is_some() {
+        return;
+    }
+    // Added to a copy, so a bad set leaves the pool as it was.
+    let mut grown = pool.clone();
+    match grown.decode_file_descriptor_set(file_descriptor_set) {
+        Ok(()) => {
+            if grown.get_service_by_name(service).is_none() {
+                warn!(
+                    service,
+                    "the descriptor set does not define the service: it is served, not described"
+                );
+            }
+            debug!(service, files = grown.files().len(), "schema added");
+            *pool = grown;
+        }
+        Err(e) => {
+            warn!(service, error = %e, "bad descriptor set: the service is served, not described");
         }
     }
 }
 
 impl Schemas {
     /// Adds the encoded `FileDescriptorSet` of `service`. Files already known are
-    /// kept; a set that does not decode or refers to unknown types is logged and left
-    /// out (the service is then served, but not described).
-    pub(crate) fn add(&self, service: &str, file_descriptor_set: &[u8]) {
-        let mut pool = self.pool.write();
-        if pool.get_service_by_name(service).is_some() {
-            return;
-        }
-        // Added to a copy, so a bad set leaves the pool as it was.
-        let mut grown = pool.clone();
-        match grown.decode_file_descriptor_set(file_descriptor_set) {
-            Ok(()) => {
-                if grown.get_service_by_name(service).is_none() {
-                    warn!(
-                        service,
-                        "the descriptor set does not define the service: it is served, not described"
-                    );
+    /// kept; a set that does not decode or refers to unknown types is logged (when the
+    /// pool is built) and left out (the service is then served, but not described).
+    pub(crate) fn add(&self, service: &str, file_descriptor_set: &'static [u8]) {
+        let mut inner = self.inner.write();
+        match inner.pool.as_mut() {
+            Some(pool) => add_to(pool, service, file_descriptor_set),
+            None => {
+                if !inner.waiting.iter().any(|(s, _)| s == service) {
+                    inner
+                        .waiting
+                        .push((service.to_owned(), file_descriptor_set));
                 }
-                debug!(service, files = grown.files().len(), "schema added");
-                *pool = grown;
-            }
-            Err(e) => {
-                warn!(service, error = %e, "bad descriptor set: the service is served, not described");
             }
         }
     }
 
-    /// The pool as it is now (a cheap, shared copy).
+    /// The pool as it is now (a cheap, shared copy), built if it was not yet.
     pub(crate) fn pool(&self) -> DescriptorPool {
-        self.pool.read().clone()
+        {
+            let inner = self.inner.read();
+            if let (Some(pool), true) = (&inner.pool, inner.waiting.is_empty()) {
+                return pool.clone();
+            }
+        }
+        self.inner.write().pool().clone()
     }
 
     /// The service named `name` (`package.Service`), if its schema is known.
     pub(crate) fn service(&self, name: &str) -> Option<ServiceDescriptor> {
-        self.pool.read().get_service_by_name(name)
+        {
+            let inner = self.inner.read();
+            if let (Some(pool), true) = (&inner.pool, inner.waiting.is_empty()) {
+                return pool.get_service_by_name(name);
+            }
+        }
+        self.inner.write().pool().get_service_by_name(name)
     }
 
     /// The rpc `method` of the service named `service`, if known.
@@ -78,6 +123,12 @@ impl Schemas {
         self.service(service)?
             .methods()
             .find(|m| m.name() == method)
+    }
+
+    /// Whether the pool was built (tests).
+    #[cfg(test)]
+    fn built(&self) -> bool {
+        self.inner.read().pool.is_some()
     }
 }
 
@@ -121,6 +172,17 @@ mod tests {
             )
             .unwrap();
         assert!(info.is_server_streaming() && info.is_client_streaming());
+    }
+
+    #[test]
+    fn the_pool_is_built_on_first_use_with_the_sets_added_before() {
+        let s = Schemas::default();
+        s.add("x.Y", b"\x0a\x05garbage");
+        s.add("grpc.health.v1.Health", BUILTIN);
+        assert!(!s.built(), "nothing decoded before a lookup");
+        assert!(s.service("grpc.health.v1.Health").is_some());
+        assert!(s.built());
+        assert!(s.service("x.Y").is_none(), "the bad set was left out");
     }
 
     #[test]

@@ -331,10 +331,24 @@ impl StreamBody {
     /// stays within [`BATCH`]; the first item that does not fit (or ends the stream) is
     /// held for the next poll. Uncompressed messages are framed straight into the
     /// batch (no buffer of their own).
-    fn batch(&mut self, first: &[u8], cx: &mut Context<'_>) -> Result<Bytes, RpcError> {
+    ///
+    /// With `head` (the native transport), a message of [`BATCH`] bytes or more that is
+    /// not compressed is not copied behind its prefix: the prefix goes to `head` and the
+    /// message's own bytes are the frame's data, the two sent as one.
+    fn batch(
+        &mut self,
+        first: Bytes,
+        cx: &mut Context<'_>,
+        head: Option<&mut Option<[u8; PREFIX_LEN]>>,
+    ) -> Result<Bytes, RpcError> {
         let encoding = self.encoding;
         if PREFIX_LEN + first.len() >= BATCH {
-            return encode(first, encoding);
+            if let (Some(head), None, Ok(len)) = (head, encoding, u32::try_from(first.len())) {
+                let l = len.to_be_bytes();
+                *head = Some([0, l[0], l[1], l[2], l[3]]);
+                return Ok(first);
+            }
+            return encode(&first, encoding);
         }
         let put = |out: &mut BytesMut, m: &[u8]| -> Result<(), RpcError> {
             if encoding.is_some() {
@@ -348,7 +362,7 @@ impl StreamBody {
             Ok(())
         };
         let mut out = BytesMut::with_capacity(PREFIX_LEN + first.len());
-        put(&mut out, first)?;
+        put(&mut out, &first)?;
         loop {
             match Pin::new(&mut self.messages).poll_next(cx) {
                 // The frame stays within the batch (before compression).
@@ -376,15 +390,25 @@ fn encode(m: &[u8], encoding: Option<Encoding>) -> Result<Bytes, RpcError> {
     frame::encode_with(m, encoding).map_err(|e| RpcError::serialization(e.to_string()))
 }
 
-impl Body for StreamBody {
-    type Data = Bytes;
-    type Error = RpcError;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
+impl StreamBody {
+    /// The next frame, as [`Body::poll_frame`], except that a large uncompressed
+    /// message comes without its 5-byte gRPC prefix, which is put in `head` (see
+    /// [`StreamBody::batch`]): the native transport writes the two as one DATA frame
+    /// without copying the message.
+    pub(crate) fn poll_frame_split(
+        &mut self,
         cx: &mut Context<'_>,
+        head: &mut Option<[u8; PREFIX_LEN]>,
     ) -> Poll<Option<Result<Frame<Bytes>, RpcError>>> {
-        let this = self.get_mut();
+        self.poll_frame_with(cx, Some(head))
+    }
+
+    fn poll_frame_with(
+        &mut self,
+        cx: &mut Context<'_>,
+        head: Option<&mut Option<[u8; PREFIX_LEN]>>,
+    ) -> Poll<Option<Result<Frame<Bytes>, RpcError>>> {
+        let this = self;
         if this.done {
             return Poll::Ready(None);
         }
@@ -429,7 +453,7 @@ impl Body for StreamBody {
             item => item,
         };
         match item {
-            Some(Ok(m)) => Poll::Ready(Some(this.batch(&m, cx).map(Frame::data))),
+            Some(Ok(m)) => Poll::Ready(Some(this.batch(m, cx, head).map(Frame::data))),
             Some(Err(e)) => match this.end {
                 End::Request { .. } => {
                     this.done = true;
@@ -448,6 +472,18 @@ impl Body for StreamBody {
                 End::Response { .. } => Poll::Ready(Some(Ok(this.trailers(None)))),
             },
         }
+    }
+}
+
+impl Body for StreamBody {
+    type Data = Bytes;
+    type Error = RpcError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, RpcError>>> {
+        self.get_mut().poll_frame_with(cx, None)
     }
 
     fn is_end_stream(&self) -> bool {
@@ -632,6 +668,48 @@ mod tests {
             ]
         );
         assert!(matches!(end, Some(Err(e)) if e.contains("the caller failed")));
+    }
+
+    #[tokio::test]
+    async fn split_a_large_message_comes_uncopied_with_its_prefix_apart() {
+        let big = Bytes::from(vec![7u8; BATCH]);
+        let small = Bytes::from_static(b"s");
+        let mut body = StreamBody::response(
+            MessageStream::new(futures::stream::iter([Ok(big.clone()), Ok(small)])),
+            Attachments::default(),
+            None,
+            None,
+            0,
+        );
+        let mut head = None;
+        let f = std::future::poll_fn(|cx| body.poll_frame_split(cx, &mut head)).await;
+        let data = f.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(data.as_ptr(), big.as_ptr(), "the message's own bytes");
+        assert_eq!(head, Some([0, 0, 0, 0x40, 0]), "flag and length 16 384");
+        // A small one is framed in the batch, as before.
+        let mut head = None;
+        let f = std::future::poll_fn(|cx| body.poll_frame_split(cx, &mut head)).await;
+        assert_eq!(
+            unframe(&f.unwrap().unwrap().into_data().unwrap()),
+            vec![b"s".to_vec()]
+        );
+        assert_eq!(head, None);
+
+        // Compressed: framed (and compressed) whole, no prefix apart.
+        let mut body = StreamBody::response(
+            MessageStream::new(futures::stream::iter([Ok(big.clone())])),
+            Attachments::default(),
+            None,
+            Some(Encoding::Gzip),
+            0,
+        );
+        let f = std::future::poll_fn(|cx| body.poll_frame_split(cx, &mut head)).await;
+        let data = f.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(head, None);
+        assert_eq!(
+            unframe_with(&data, Some(Encoding::Gzip)),
+            vec![big.to_vec()]
+        );
     }
 
     #[tokio::test]

@@ -15,6 +15,7 @@ use futures::{SinkExt, StreamExt};
 use h2::Reason;
 use h2::frame::{self as h2f, StreamId};
 use http::{HeaderMap, Method, Uri};
+use rubbo_common::stream::{MessageStream, StreamKind, StreamSlot};
 use rubbo_common::{
     BoxInvoker, Encoded, Exporter, Invocation, InvokeFuture, Invoker, Payload, Protocol, RpcResult,
     Url,
@@ -80,6 +81,14 @@ impl Invoker for Provider {
                     Bytes::copy_from_slice(&n.to_be_bytes()),
                 ))));
             }
+            if inv.method() == "Big" {
+                // Server streaming: two messages too large to share a frame.
+                let messages = futures::stream::iter([Ok(big(1)), Ok(big(2))]);
+                return Ok(RpcResult::value(Payload::Stream(StreamSlot::new(
+                    StreamKind::Server,
+                    MessageStream::new(messages),
+                ))));
+            }
             if inv.method() == "Hold" {
                 started.fetch_add(1, Ordering::SeqCst);
                 let mut guard = CountDrop(dropped, false);
@@ -112,8 +121,8 @@ async fn serve(params: &str) -> Server {
 
 async fn serve_on(transport: &str, params: &str) -> Server {
     let url = Url::parse(&format!(
-        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Echo,Hold,Sink&idl-methods=Echo,Hold,Sink\
-         &stream-methods=Sink:client&triple.transport={transport}&{params}"
+        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Echo,Hold,Sink,Big&idl-methods=Echo,Hold,Sink,Big\
+         &stream-methods=Sink:client,Big:server&triple.transport={transport}&{params}"
     ))
     .unwrap();
     let protocol = TripleProtocol::new();
@@ -155,17 +164,27 @@ fn grpc_message(payload: &[u8]) -> Bytes {
     b.freeze()
 }
 
+/// A message of the `Big` stream: 20 000 bytes, a pattern starting at `seed`.
+fn big(seed: u8) -> Bytes {
+    (0..20_000u32)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
 type Client = h2::Codec<TcpStream, Bytes>;
 
 /// A connection that sent the preface and its (empty) SETTINGS.
 async fn connect(port: u16) -> Client {
+    connect_with(port, h2f::Settings::default()).await
+}
+
+/// A connection that sent the preface and `settings`.
+async fn connect_with(port: u16, settings: h2f::Settings) -> Client {
     let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     s.write_all(PREFACE).await.unwrap();
     let mut c: Client = h2::Codec::new(s);
     c.set_max_recv_frame_size(16_777_215);
-    bounded("settings", c.send(h2f::Settings::default().into()))
-        .await
-        .unwrap();
+    bounded("settings", c.send(settings.into())).await.unwrap();
     c
 }
 
@@ -562,6 +581,61 @@ async fn the_window_reopens_only_as_the_call_reads() {
     let (status, body, grpc) = answer(&mut c, 1).await;
     assert_eq!((status, grpc.as_str()), (200, "0"));
     assert_eq!(body, grpc_message(&messages.to_be_bytes()));
+}
+
+/// Large stream messages go out uncopied behind their gRPC prefix, in the same DATA
+/// frames: through a stream window opened a few bytes at a time, so that frames end
+/// inside a prefix and right after one, the peer still gets every byte in order and
+/// never more than its window.
+#[tokio::test]
+async fn large_stream_messages_arrive_whole_through_a_window_opened_bytes_at_a_time() {
+    let server = serve("").await;
+    let mut settings = h2f::Settings::default();
+    settings.set_initial_window_size(Some(3));
+    let mut c = connect_with(server.port, settings).await;
+    call(&mut c, 1, "Big", b"").await;
+    let mut want = grpc_message(&big(1)).to_vec();
+    want.extend_from_slice(&grpc_message(&big(2)));
+    let steps = [1u32, 4, 2, 6, 5_000, 3, 1, 20_000, 7, 30_000];
+    let (mut window, mut step, mut body, mut frames) = (3i64, 0, Vec::new(), 0);
+    let grpc = loop {
+        match next(&mut c)
+            .await
+            .expect("connection closed before the answer")
+        {
+            h2f::Frame::Headers(h) => {
+                if h.is_end_stream() {
+                    let (_, fields) = h.into_parts();
+                    break fields
+                        .get("grpc-status")
+                        .unwrap()
+                        .to_str()
+                        .unwrap()
+                        .to_owned();
+                }
+            }
+            h2f::Frame::Data(d) => {
+                let n = d.payload().len() as i64;
+                assert!(n <= window, "a DATA frame of {n} bytes with {window} open");
+                window -= n;
+                body.extend_from_slice(d.payload());
+                frames += 1;
+                if window == 0 {
+                    let inc = steps[step % steps.len()];
+                    step += 1;
+                    window += i64::from(inc);
+                    c.send(h2f::WindowUpdate::new(StreamId::from(1), inc).into())
+                        .await
+                        .unwrap();
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(grpc, "0");
+    assert!(frames > 10, "{frames} frames");
+    assert_eq!(body.len(), want.len());
+    assert!(body == want, "the bytes differ from the messages sent");
 }
 
 /// `triple.transport=hyper` keeps prior-knowledge HTTP/2 on hyper: the same call and

@@ -14,7 +14,6 @@ use h2::Reason;
 use h2::frame::{self as h2f, StreamId};
 use http::{HeaderMap, Request, Response, StatusCode, Uri, Version};
 use http_body::{Body, Frame};
-use http_body_util::BodyExt;
 use rubbo_common::{Peer, RpcError};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -25,6 +24,7 @@ use super::recv::{Chunk, RecvBody};
 use crate::body::{ReqBody, TriBody};
 use crate::coalesce::{Busy, Coalesce};
 use crate::config::H2Settings;
+use crate::frame::PREFIX_LEN;
 use crate::server::Handler;
 
 /// The write buffer's high-water mark: past it, no more frames are read or produced
@@ -62,8 +62,16 @@ pub(crate) enum Event {
     Release(u32, usize),
 }
 
-/// The next frame of a response body, awaited in `pulls`.
-type Pulled = (u32, Option<Result<Frame<Bytes>, RpcError>>, TriBody);
+/// The gRPC prefix of a large message whose bytes are sent uncopied.
+type Prefix = [u8; PREFIX_LEN];
+/// The next frame of a response body (and a large message's prefix), awaited in
+/// `pulls`.
+type Pulled = (
+    u32,
+    Option<Result<Frame<Bytes>, RpcError>>,
+    TriBody,
+    Option<Prefix>,
+);
 type Pull = Abortable<Pin<Box<dyn Future<Output = Pulled> + Send>>>;
 
 /// Where a stream's response is.
@@ -90,6 +98,9 @@ struct Stream {
     sending: Sending,
     /// Response bytes pulled from the body and not yet sent (no window).
     pending: Option<Bytes>,
+    /// The gRPC prefix of the message in `pending` (a large one, not copied behind
+    /// it), and how much of it was sent: it goes first, in the same DATA frame.
+    head: Option<(Prefix, usize)>,
     /// In `blocked`.
     queued: bool,
     /// The call's task, while it runs.
@@ -270,11 +281,11 @@ where
             }
             while self.queued() < HIGH && !self.pulls.is_empty() {
                 match self.pulls.poll_next_unpin(cx) {
-                    Poll::Ready(Some(Ok((id, frame, body)))) => {
+                    Poll::Ready(Some(Ok((id, frame, body, head)))) => {
                         progress = true;
                         if let Some(s) = self.streams.get_mut(&id) {
                             s.sending = Sending::Busy;
-                            if self.on_body_frame(id, frame) {
+                            if self.on_body_frame(id, frame, head) {
                                 self.pump(id, body);
                             }
                         }
@@ -621,6 +632,7 @@ where
                 send_window: self.peer_window,
                 sending: Sending::Call,
                 pending: None,
+                head: None,
                 queued: false,
                 task: Some(task.abort_handle()),
             },
@@ -725,17 +737,20 @@ where
                 return self.park(id, body);
             }
             let mut cx = Context::from_waker(Waker::noop());
-            match Pin::new(&mut body).poll_frame(&mut cx) {
+            let mut head = None;
+            match body.poll_frame_split(&mut cx, &mut head) {
                 Poll::Ready(frame) => {
-                    if !self.on_body_frame(id, frame) {
+                    if !self.on_body_frame(id, frame, head) {
                         return;
                     }
                 }
                 Poll::Pending => {
                     let (handle, registration) = AbortHandle::new_pair();
                     let next: Pin<Box<dyn Future<Output = Pulled> + Send>> = Box::pin(async move {
-                        let frame = body.frame().await;
-                        (id, frame, body)
+                        let mut head = None;
+                        let frame =
+                            std::future::poll_fn(|cx| body.poll_frame_split(cx, &mut head)).await;
+                        (id, frame, body, head)
                     });
                     self.pulls.push(Abortable::new(next, registration));
                     if let Some(s) = self.streams.get_mut(&id) {
@@ -747,13 +762,20 @@ where
         }
     }
 
-    /// Handles a frame of the response body of `id`; whether more may follow.
-    fn on_body_frame(&mut self, id: u32, frame: Option<Result<Frame<Bytes>, RpcError>>) -> bool {
+    /// Handles a frame of the response body of `id` (`head`: the prefix of the large
+    /// message it is); whether more may follow.
+    fn on_body_frame(
+        &mut self,
+        id: u32,
+        frame: Option<Result<Frame<Bytes>, RpcError>>,
+        head: Option<Prefix>,
+    ) -> bool {
         match frame {
             Some(Ok(f)) => match f.into_data() {
                 Ok(data) => {
-                    if !data.is_empty() {
-                        if let Some(s) = self.streams.get_mut(&id) {
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        s.head = head.map(|h| (h, 0));
+                        if !data.is_empty() || head.is_some() {
                             s.pending = Some(data);
                         }
                     }
@@ -797,16 +819,31 @@ where
             if room <= 0 {
                 return false;
             }
-            let n = (data.len() as i64).min(room) as usize;
+            // The prefix's bytes not sent yet go first, in the same frame.
+            let mut prefix = [0; PREFIX_LEN];
+            let mut from_head = 0;
+            let head_left = s.head.map_or(0, |(_, sent)| PREFIX_LEN - sent);
+            let n = ((head_left + data.len()) as i64).min(room) as usize;
             let n = n.min(self.peer_max_frame);
-            let chunk = data.split_to(n);
-            if data.is_empty() {
+            if let Some((h, sent)) = s.head.as_mut() {
+                from_head = n.min(head_left);
+                prefix[..from_head].copy_from_slice(&h[*sent..*sent + from_head]);
+                *sent += from_head;
+                if *sent == PREFIX_LEN {
+                    s.head = None;
+                }
+            }
+            let chunk = data.split_to(n - from_head);
+            if data.is_empty() && s.head.is_none() {
                 s.pending = None;
             }
             s.send_window -= n as i64;
             self.send_window -= n as i64;
             put_head(&mut self.out, n, DATA, 0, id);
-            self.put_payload(chunk);
+            self.out.put_slice(&prefix[..from_head]);
+            if !chunk.is_empty() {
+                self.put_payload(chunk);
+            }
         }
     }
 

@@ -23,7 +23,8 @@
 //!   `initial_window` of [`H2Settings`]) only as the call reads it;
 //! - frames of calls that finish together go out in one write (`coalesce.rs`): headers
 //!   and small payloads copied into one buffer, large DATA payloads written from their
-//!   own buffers (`writev`);
+//!   own buffers (`writev`), and a large stream message goes out uncopied behind its
+//!   gRPC prefix, the two in the same DATA frames;
 //! - connection errors answer GOAWAY with RFC 9113's code, stream errors RST_STREAM;
 //!   streams over `max_concurrent_streams` are refused (REFUSED_STREAM); RST_STREAM
 //!   from the client cancels the call's task; the server's shutdown sends GOAWAY with
@@ -31,7 +32,8 @@
 //!
 //! Measured (callgrind, the same bench cell, whole process with the same client): about
 //! 96.6k instructions per call against 111.4k on hyper and 105.5k for tonic's server
-//! (`crates/rubbo-bench/README.md`). Streams are not faster yet (same README).
+//! (`crates/rubbo-bench/README.md`). Streams: same README, "Peak memory, and the
+//! download's extra copy".
 //!
 //! Anything else on the port (HTTP/1.1, the JSON form, the h2c upgrade) goes to the
 //! hyper path with the bytes sniffed replayed ([`sniff`]).
