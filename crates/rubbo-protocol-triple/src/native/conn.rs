@@ -1,11 +1,14 @@
-//! The connection driver: one task owns the socket, reads frames, starts a task
-//! per call and writes every stream's frames, gathered in one bounded buffer.
+//! The connection driver: one task owns the socket, reads frames, polls each call's
+//! future once itself (a call that waits goes on in a task of its own) and writes
+//! every stream's frames, gathered in one bounded buffer.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use futures::future::{AbortHandle, Abortable};
@@ -40,6 +43,24 @@ const DEFAULT_FRAME: usize = 16_384;
 const COPY_BELOW: usize = 8 * 1024;
 /// Turns of the read/answer/write loop before the task yields to others.
 const BUDGET: usize = 32;
+/// A first poll of a call longer than this makes the connection start its next
+/// [`SPAWN_AFTER_SLOW`] calls in tasks of their own, so that a handler that computes
+/// (or blocks) does not hold up the other streams of its connection for long, and
+/// several such calls can run on several runtime threads (as the dubbo protocol's
+/// reader does, `rubbo-remoting`'s `INLINE_BUDGET`).
+const INLINE_BUDGET: Duration = Duration::from_micros(200);
+/// Calls started in tasks after a slow first poll, before polling on the connection
+/// task is tried again.
+const SPAWN_AFTER_SLOW: u32 = 1024;
+/// Calls started from one run of reads before their responses are written: the
+/// client gets the first answers while the server works on the next ones, instead
+/// of the whole depth answered in one write at the end and each side idle while
+/// the other works.
+const START_AT: usize = 64;
+/// How long the first poll of a call waits for the end of its request (its DATA
+/// often comes in a later write than its HEADERS) when no more frames come: a
+/// client that streams may wait for the server before it sends.
+const DEFER: Duration = Duration::from_millis(1);
 
 const DATA: u8 = 0x0;
 const HEADERS: u8 = 0x1;
@@ -61,6 +82,9 @@ pub(crate) enum Event {
     /// The call read this many bytes of the stream's request.
     Release(u32, usize),
 }
+
+/// A call: the handler's future for one request.
+type Call = Pin<Box<dyn Future<Output = Response<TriBody>> + Send>>;
 
 /// The next frame of a response body, awaited in `pulls`.
 type Pulled = (u32, Option<Result<Frame<Bytes>, RpcError>>, TriBody);
@@ -132,6 +156,7 @@ pub(crate) struct Conn<IO> {
     segments_len: usize,
     /// A header block being encoded (reused).
     block: BytesMut,
+    hpack: hpack::Encoder,
     handler: Arc<Handler>,
     peer: Arc<Peer>,
     busy: Arc<Busy>,
@@ -154,6 +179,19 @@ pub(crate) struct Conn<IO> {
     /// Read by calls, not yet returned to the peer (connection window).
     unacked: usize,
     settings_seen: bool,
+    /// Calls not polled yet: polled once the frames read so far are handled and
+    /// their request ended (or [`DEFER`] passed).
+    fresh: Vec<(u32, Call)>,
+    /// The other vector of `fresh` (swapped, keeps its room).
+    fresh_spare: Vec<(u32, Call)>,
+    /// Calls started in this run of reads.
+    started: usize,
+    /// Wakes the connection when the calls in `fresh` waited long enough.
+    defer: Pin<Box<tokio::time::Sleep>>,
+    /// `defer` is set and has not fired.
+    deferring: bool,
+    /// Calls still to start in tasks of their own after a slow first poll.
+    spawn_next: u32,
     /// GOAWAY sent (graceful): no new streams.
     going_away: bool,
     /// The peer sent GOAWAY.
@@ -186,6 +224,7 @@ where
             segments: VecDeque::new(),
             segments_len: 0,
             block: BytesMut::new(),
+            hpack: hpack::Encoder::default(),
             handler,
             peer,
             busy,
@@ -202,6 +241,12 @@ where
             recv_window: i64::from(settings.initial_window),
             unacked: 0,
             settings_seen: false,
+            fresh: Vec::new(),
+            fresh_spare: Vec::new(),
+            started: 0,
+            defer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            deferring: false,
+            spawn_next: 0,
             going_away: false,
             peer_gone: false,
             closing: Closing::No,
@@ -245,6 +290,9 @@ where
                         Poll::Ready(Some(Ok(frame))) => {
                             progress = true;
                             self.on_frame(frame);
+                            if self.started >= START_AT {
+                                break;
+                            }
                         }
                         Poll::Ready(Some(Err(e))) => {
                             progress = true;
@@ -261,6 +309,8 @@ where
                     }
                 }
             }
+            self.started = 0;
+            progress |= self.start_fresh(cx, false);
             while let Poll::Ready(Some(event)) = self.events.poll_recv(cx) {
                 progress = true;
                 match event {
@@ -304,6 +354,20 @@ where
                 if (self.going_away || self.peer_gone) && self.streams.is_empty() {
                     debug!("connection drained");
                     return Poll::Ready(());
+                }
+            }
+            if !self.fresh.is_empty() {
+                // Calls waiting for the rest of their request: started when it
+                // comes, or in `DEFER` at the latest.
+                if !self.deferring {
+                    self.deferring = true;
+                    self.defer
+                        .as_mut()
+                        .reset(tokio::time::Instant::now() + DEFER);
+                }
+                if self.defer.as_mut().poll(cx).is_ready() {
+                    self.deferring = false;
+                    progress |= self.start_fresh(cx, true);
                 }
             }
             if !progress {
@@ -484,6 +548,9 @@ where
         if let Some(f) = s.max_frame_size() {
             self.peer_max_frame = f as usize;
         }
+        if let Some(size) = s.header_table_size() {
+            self.hpack.set_max_size(size as usize);
+        }
         h2f::Settings::ack().encode(&mut self.out);
     }
 
@@ -604,13 +671,15 @@ where
         *req.headers_mut() = fields;
         let handler = self.handler.clone();
         let peer = self.peer.clone();
-        let events = self.events_tx.clone();
-        let working = self.busy.enter();
-        let task = tokio::spawn(async move {
-            let response = handler.handle(req, peer).await;
-            let _ = events.send(Event::Response(id, response));
-            drop(working);
-        });
+        let call: Call = Box::pin(async move { handler.handle(req, peer).await });
+        let task = if self.spawn_next > 0 {
+            self.spawn_next -= 1;
+            Some(self.spawn_call(id, call))
+        } else {
+            self.started += 1;
+            self.fresh.push((id, call));
+            None
+        };
         let window = i64::from(self.settings.initial_window);
         self.streams.insert(
             id,
@@ -622,9 +691,91 @@ where
                 sending: Sending::Call,
                 pending: None,
                 queued: false,
-                task: Some(task.abort_handle()),
+                task,
             },
         );
+    }
+
+    /// Runs `call` in a task of its own, which hands its response back as an event.
+    fn spawn_call(&mut self, id: u32, call: Call) -> tokio::task::AbortHandle {
+        let events = self.events_tx.clone();
+        let working = self.busy.enter();
+        tokio::spawn(async move {
+            let response = call.await;
+            let _ = events.send(Event::Response(id, response));
+            drop(working);
+        })
+        .abort_handle()
+    }
+
+    /// Polls each call started in this turn once, here: one that answers at once is
+    /// written with the others of the turn, without a task, a wake-up or a channel;
+    /// one that waits (for more of its request, a slot of the executions bound, a
+    /// service that answers later, ...) goes on in a task of its own. Whether any
+    /// call was started.
+    fn start_fresh(&mut self, cx: &mut Context<'_>, waited: bool) -> bool {
+        if self.fresh.is_empty() {
+            return false;
+        }
+        let mut fresh = std::mem::take(&mut self.fresh);
+        std::mem::swap(&mut self.fresh, &mut self.fresh_spare);
+        let mut started = false;
+        let mut last = Instant::now();
+        for (id, mut call) in fresh.drain(..) {
+            let Some(s) = self.streams.get(&id) else {
+                // Reset meanwhile: dropping the call cancels it.
+                continue;
+            };
+            if s.recv.is_some() && !waited {
+                // Its request goes on: most often the DATA of a unary request in the
+                // client's next write. Polled now, the call would wait for it in a
+                // task of its own.
+                self.fresh.push((id, call));
+                continue;
+            }
+            started = true;
+            if self.spawn_next > 0 {
+                self.spawn_next -= 1;
+                let task = self.spawn_call(id, call);
+                if let Some(s) = self.streams.get_mut(&id) {
+                    s.task = Some(task);
+                }
+                continue;
+            }
+            // Outside the task's cooperative budget: that budget is for the
+            // connection's own reads and writes; a call's first poll is bounded by
+            // `INLINE_BUDGET` instead (a call held back by it would go to a task).
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                Pin::new(&mut tokio::task::unconstrained(call.as_mut())).poll(cx)
+            }));
+            let now = Instant::now();
+            let took = now.duration_since(last);
+            last = now;
+            if took > INLINE_BUDGET {
+                debug!(
+                    stream = id,
+                    took_us = took.as_micros() as u64,
+                    "slow handler: the next calls of this connection run in tasks"
+                );
+                self.spawn_next = SPAWN_AFTER_SLOW;
+            }
+            match polled {
+                Ok(Poll::Ready(response)) => self.on_response(id, response),
+                Ok(Poll::Pending) => {
+                    let task = self.spawn_call(id, call);
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        s.task = Some(task);
+                    }
+                }
+                Err(_) => {
+                    warn!(stream = id, "handler panicked, stream reset");
+                    self.reset(id, Reason::INTERNAL_ERROR);
+                }
+            }
+        }
+        // Keeps the vector's room for the next turn.
+        self.fresh_spare = fresh;
+        started
     }
 
     fn on_data(&mut self, d: h2f::Data) {
@@ -878,7 +1029,7 @@ where
         end_stream: bool,
     ) {
         self.block.clear();
-        hpack::encode(&mut self.block, status, fields);
+        self.hpack.encode(&mut self.block, status, fields);
         let end = if end_stream { END_STREAM } else { 0 };
         let max = self.peer_max_frame;
         if self.block.len() <= max {
@@ -977,6 +1128,48 @@ mod tests {
         assert_eq!(flow_len(&d), 16);
         let plain = h2f::Data::new(StreamId::from(1), Bytes::from_static(b"abc"));
         assert_eq!(flow_len(&plain), 3);
+    }
+
+    #[tokio::test]
+    async fn h2s_decoder_reads_the_encoders_blocks_with_their_table() {
+        let (mut a, b) = tokio::io::duplex(4096);
+        let mut h = HeaderMap::new();
+        h.insert("content-type", "application/grpc".parse().unwrap());
+        h.insert("grpc-accept-encoding", "gzip".parse().unwrap());
+        h.insert("x-custom", "v".parse().unwrap());
+        let mut t = HeaderMap::new();
+        t.insert("grpc-status", "0".parse().unwrap());
+        let mut enc = hpack::Encoder::default();
+        let mut wire = BytesMut::new();
+        for (i, id) in [1u32, 3, 5].into_iter().enumerate() {
+            if i == 2 {
+                // The peer's smaller table, announced in the next block.
+                enc.set_max_size(64);
+            }
+            for (status, fields, flags) in [
+                (Some(StatusCode::OK), &h, END_HEADERS),
+                (None, &t, END_HEADERS | END_STREAM),
+            ] {
+                let mut block = BytesMut::new();
+                enc.encode(&mut block, status, fields);
+                put_head(&mut wire, block.len(), HEADERS, flags, id);
+                wire.put_slice(&block);
+            }
+        }
+        a.write_all(&wire).await.unwrap();
+        let mut codec: h2::Codec<_, Bytes> = h2::Codec::new(b);
+        for _ in 0..3 {
+            let Some(Ok(h2f::Frame::Headers(head))) = codec.next().await else {
+                panic!("no HEADERS frame")
+            };
+            let (pseudo, fields) = head.into_parts();
+            assert_eq!(pseudo.status, Some(StatusCode::OK));
+            assert_eq!(fields, h);
+            let Some(Ok(h2f::Frame::Headers(trailers))) = codec.next().await else {
+                panic!("no trailers")
+            };
+            assert_eq!(trailers.into_parts().1, t);
+        }
     }
 
     #[test]
