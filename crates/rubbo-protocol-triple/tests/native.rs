@@ -782,3 +782,47 @@ async fn many_calls_at_once_on_one_connection_are_all_answered() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_request_in_several_frames_with_trailers_is_answered_whole() {
+    let server = serve("").await;
+    let mut c = connect(server.port).await;
+    let message = grpc_message(b"in three pieces");
+    // One write: HEADERS, the message in three DATA frames, then trailers that end it.
+    c.feed(request(1, "Echo", false)).await.unwrap();
+    for piece in [&message[..3], &message[3..9], &message[9..]] {
+        c.feed(data(1, Bytes::copy_from_slice(piece), false))
+            .await
+            .unwrap();
+    }
+    let mut trailers = h2f::Headers::trailers(StreamId::from(1), HeaderMap::new());
+    trailers.set_end_stream();
+    bounded("send", c.send(trailers.into())).await.unwrap();
+    let (status, body, grpc) = answer(&mut c, 1).await;
+    assert_eq!((status, grpc.as_str()), (200, "0"));
+    assert_eq!(body, message);
+}
+
+#[tokio::test]
+async fn data_of_a_reset_call_goes_back_to_the_connection_window() {
+    let server = serve("triple.initial-window-size=65535").await;
+    let mut c = connect(server.port).await;
+    // Three times 30 000 bytes on streams the client resets before they end: more
+    // than the connection's window, so the server must take each back.
+    for stream in [1, 3, 5] {
+        c.feed(request(stream, "Echo", false)).await.unwrap();
+        for _ in 0..2 {
+            c.feed(data(stream, Bytes::from(vec![0u8; 15_000]), false))
+                .await
+                .unwrap();
+        }
+        c.feed(h2f::Reset::new(StreamId::from(stream), Reason::CANCEL).into())
+            .await
+            .unwrap();
+    }
+    bounded("flush", SinkExt::flush(&mut c)).await.unwrap();
+    call(&mut c, 7, "Echo", b"still open").await;
+    let (status, body, grpc) = answer(&mut c, 7).await;
+    assert_eq!((status, grpc.as_str()), (200, "0"));
+    assert_eq!(body, grpc_message(b"still open"));
+}

@@ -102,9 +102,24 @@ enum Sending {
     Busy,
 }
 
+/// Where the DATA of a stream's request goes while the request is open.
+enum Recv {
+    /// Into `early`: the call has not started.
+    Early,
+    /// To the call's body.
+    Chan(mpsc::UnboundedSender<Chunk>),
+}
+
 struct Stream {
     /// Where its request's DATA goes; `None` once the request ended.
-    recv: Option<mpsc::UnboundedSender<Chunk>>,
+    recv: Option<Recv>,
+    /// The request's DATA received before its call started, kept for it (a unary
+    /// request that ended by then is handed over whole, without a channel): the
+    /// first payload, then the others.
+    early: Option<Bytes>,
+    early_more: Vec<Bytes>,
+    /// The request's trailers, when they came before its call started.
+    early_trailers: Option<Box<HeaderMap>>,
     /// What the peer may still send on it.
     recv_window: i64,
     /// Read by the call, not yet returned to the peer.
@@ -121,17 +136,21 @@ struct Stream {
 }
 
 impl Stream {
-    /// Stops its call (task and body) and tells its request body it was reset.
-    fn cancel(&mut self, reason: Reason) {
+    /// Stops its call (task and body) and tells its request body it was reset; the
+    /// bytes of request DATA it held for a call not started (the connection's window
+    /// gets them back).
+    fn cancel(&mut self, reason: Reason) -> usize {
         if let Some(t) = self.task.take() {
             t.abort();
         }
         if let Sending::Pulling(h) = &self.sending {
             h.abort();
         }
-        if let Some(tx) = self.recv.take() {
+        if let Some(Recv::Chan(tx)) = self.recv.take() {
             let _ = tx.send(Chunk::Reset(reason));
         }
+        self.early.take().map_or(0, |b| b.len())
+            + self.early_more.drain(..).map(|b| b.len()).sum::<usize>()
     }
 }
 
@@ -181,9 +200,9 @@ pub(crate) struct Conn<IO> {
     settings_seen: bool,
     /// Calls not polled yet: polled once the frames read so far are handled and
     /// their request ended (or [`DEFER`] passed).
-    fresh: Vec<(u32, Call)>,
+    fresh: Vec<(u32, Request<()>)>,
     /// The other vector of `fresh` (swapped, keeps its room).
-    fresh_spare: Vec<(u32, Call)>,
+    fresh_spare: Vec<(u32, Request<()>)>,
     /// Calls started in this run of reads.
     started: usize,
     /// Wakes the connection when the calls in `fresh` waited long enough.
@@ -477,7 +496,8 @@ where
                 }
                 if let Some(mut s) = self.streams.remove(&id) {
                     debug!(stream = id, reason = ?r.reason(), "stream reset by the peer, call cancelled");
-                    s.cancel(r.reason());
+                    let held = s.cancel(r.reason());
+                    self.release(0, held);
                 }
             }
             h2f::Frame::GoAway(g) => {
@@ -522,7 +542,8 @@ where
     fn reset(&mut self, id: u32, reason: Reason) {
         h2f::Reset::new(StreamId::from(id), reason).encode(&mut self.out);
         if let Some(mut s) = self.streams.remove(&id) {
-            s.cancel(reason);
+            let held = s.cancel(reason);
+            self.release(0, held);
         }
     }
 
@@ -585,14 +606,19 @@ where
         }
         if let Some(s) = self.streams.get_mut(&id) {
             // The request's trailers.
-            let Some(tx) = s.recv.take() else {
+            let Some(recv) = s.recv.take() else {
                 return self.reset(id, Reason::STREAM_CLOSED);
             };
             if !h.is_end_stream() {
                 return self.reset(id, Reason::PROTOCOL_ERROR);
             }
             let (_, fields) = h.into_parts();
-            let _ = tx.send(Chunk::Trailers(fields));
+            match recv {
+                Recv::Chan(tx) => {
+                    let _ = tx.send(Chunk::Trailers(fields));
+                }
+                Recv::Early => s.early_trailers = Some(Box::new(fields)),
+            }
             return;
         }
         if id <= self.last_stream {
@@ -660,31 +686,29 @@ where
             h2f::Reset::new(StreamId::from(id), Reason::PROTOCOL_ERROR).encode(&mut self.out);
             return;
         }
-        // Bounded by flow control: the peer sends no more than the stream's window,
-        // which is returned only as the call reads.
-        let (tx, rx) = mpsc::unbounded_channel();
-        let body = RecvBody::new(id, rx, self.events_tx.clone());
-        let mut req = Request::new(ReqBody::Native(body));
+        let mut req = Request::new(());
         *req.method_mut() = method;
         *req.uri_mut() = uri;
         *req.version_mut() = Version::HTTP_2;
         *req.headers_mut() = fields;
-        let handler = self.handler.clone();
-        let peer = self.peer.clone();
-        let call: Call = Box::pin(async move { handler.handle(req, peer).await });
-        let task = if self.spawn_next > 0 {
+        let (recv, task) = if self.spawn_next > 0 {
             self.spawn_next -= 1;
-            Some(self.spawn_call(id, call))
+            let (tx, body) = self.channel_body(id);
+            let call = self.call(req, body);
+            (Recv::Chan(tx), Some(self.spawn_call(id, call)))
         } else {
             self.started += 1;
-            self.fresh.push((id, call));
-            None
+            self.fresh.push((id, req));
+            (Recv::Early, None)
         };
         let window = i64::from(self.settings.initial_window);
         self.streams.insert(
             id,
             Stream {
-                recv: (!end).then_some(tx),
+                recv: (!end).then_some(recv),
+                early: None,
+                early_more: Vec::new(),
+                early_trailers: None,
                 recv_window: window,
                 unacked: 0,
                 send_window: self.peer_window,
@@ -694,6 +718,22 @@ where
                 task,
             },
         );
+    }
+
+    /// A request body the connection feeds as DATA comes, and its sender.
+    fn channel_body(&self, id: u32) -> (mpsc::UnboundedSender<Chunk>, RecvBody) {
+        // Bounded by flow control: the peer sends no more than the stream's window,
+        // which is returned only as the call reads.
+        let (tx, rx) = mpsc::unbounded_channel();
+        (tx, RecvBody::new(id, rx, self.events_tx.clone()))
+    }
+
+    /// The call of `req` with `body`.
+    fn call(&self, req: Request<()>, body: RecvBody) -> Call {
+        let handler = self.handler.clone();
+        let peer = self.peer.clone();
+        let req = req.map(|()| ReqBody::Native(body));
+        Box::pin(async move { handler.handle(req, peer).await })
     }
 
     /// Runs `call` in a task of its own, which hands its response back as an event.
@@ -721,19 +761,38 @@ where
         std::mem::swap(&mut self.fresh, &mut self.fresh_spare);
         let mut started = false;
         let mut last = Instant::now();
-        for (id, mut call) in fresh.drain(..) {
-            let Some(s) = self.streams.get(&id) else {
-                // Reset meanwhile: dropping the call cancels it.
+        for (id, req) in fresh.drain(..) {
+            let Some(s) = self.streams.get_mut(&id) else {
+                // Reset meanwhile: its call never starts.
                 continue;
             };
             if s.recv.is_some() && !waited {
                 // Its request goes on: most often the DATA of a unary request in the
                 // client's next write. Polled now, the call would wait for it in a
                 // task of its own.
-                self.fresh.push((id, call));
+                self.fresh.push((id, req));
                 continue;
             }
             started = true;
+            let body = if s.recv.is_none() {
+                // The whole request is here: handed over as it is, read at once.
+                let data = s.early.take();
+                let more = std::mem::take(&mut s.early_more);
+                let read = data.as_ref().map_or(0, Bytes::len)
+                    + more.iter().map(Bytes::len).sum::<usize>();
+                let body = RecvBody::complete(data, more, s.early_trailers.take().map(|t| *t));
+                self.release(id, read);
+                body
+            } else {
+                // Bounded by flow control, as in `channel_body`.
+                let (tx, rx) = mpsc::unbounded_channel();
+                for data in s.early.take().into_iter().chain(s.early_more.drain(..)) {
+                    let _ = tx.send(Chunk::Data(data));
+                }
+                s.recv = Some(Recv::Chan(tx));
+                RecvBody::new(id, rx, self.events_tx.clone())
+            };
+            let mut call = self.call(req, body);
             if self.spawn_next > 0 {
                 self.spawn_next -= 1;
                 let task = self.spawn_call(id, call);
@@ -798,7 +857,7 @@ where
             h2f::Reset::new(StreamId::from(id), Reason::STREAM_CLOSED).encode(&mut self.out);
             return;
         };
-        let Some(tx) = s.recv.as_ref() else {
+        let Some(recv) = s.recv.as_ref() else {
             self.release(0, flow);
             return self.reset(id, Reason::STREAM_CLOSED);
         };
@@ -811,9 +870,21 @@ where
         let mut unread = flow - payload.len();
         if !payload.is_empty() {
             let len = payload.len();
-            if tx.send(Chunk::Data(payload)).is_err() {
-                // The call no longer reads.
-                unread += len;
+            match recv {
+                Recv::Chan(tx) => {
+                    if tx.send(Chunk::Data(payload)).is_err() {
+                        // The call no longer reads.
+                        unread += len;
+                    }
+                }
+                // Kept for the call (bounded by the stream's window as well).
+                Recv::Early => {
+                    if s.early.is_none() {
+                        s.early = Some(payload);
+                    } else {
+                        s.early_more.push(payload);
+                    }
+                }
             }
         }
         if end {
@@ -1015,7 +1086,8 @@ where
         if let Some(mut s) = self.streams.remove(&id) {
             if s.recv.is_some() {
                 h2f::Reset::new(StreamId::from(id), Reason::NO_ERROR).encode(&mut self.out);
-                s.cancel(Reason::NO_ERROR);
+                let held = s.cancel(Reason::NO_ERROR);
+                self.release(0, held);
             }
         }
     }
@@ -1061,7 +1133,7 @@ where
 impl<IO> Drop for Conn<IO> {
     fn drop(&mut self) {
         for s in self.streams.values_mut() {
-            s.cancel(Reason::CANCEL);
+            let _ = s.cancel(Reason::CANCEL);
         }
     }
 }
