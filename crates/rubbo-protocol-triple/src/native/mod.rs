@@ -28,7 +28,9 @@
 //!   open and the write buffer is under [`conn::HIGH`](conn) bytes, so a streaming
 //!   sender waits for the peer;
 //! - a request's DATA is returned to the peer's windows (stream and connection,
-//!   `initial_window` of [`H2Settings`]) only as the call reads it;
+//!   `initial_window` of [`H2Settings`]) only as the call reads it (a request that
+//!   ended before its call started is handed to the call whole, and its bytes go back
+//!   to the connection's window then);
 //! - frames of calls that finish together go out in one write (`coalesce.rs`): headers
 //!   and small payloads copied into one buffer, large DATA payloads written from their
 //!   own buffers (`writev`);

@@ -2,6 +2,8 @@
 //! received for the stream, handed over as the call reads it. Each chunk read is
 //! reported back ([`Event::Release`]), and only then does the connection return
 //! its bytes to the peer's windows: a call that does not read keeps the peer waiting.
+//! A request that ended before its call started needs no channel: its DATA and
+//! trailers are handed over whole ([`RecvBody::complete`]).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
