@@ -89,6 +89,9 @@ impl Invoker for Provider {
                     MessageStream::new(messages),
                 ))));
             }
+            if inv.method() == "Panic" {
+                panic!("the handler panics (test)");
+            }
             if inv.method() == "Hold" {
                 started.fetch_add(1, Ordering::SeqCst);
                 let mut guard = CountDrop(dropped, false);
@@ -121,7 +124,7 @@ async fn serve(params: &str) -> Server {
 
 async fn serve_on(transport: &str, params: &str) -> Server {
     let url = Url::parse(&format!(
-        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Echo,Hold,Sink,Big&idl-methods=Echo,Hold,Sink,Big\
+        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Echo,Hold,Sink,Big,Panic&idl-methods=Echo,Hold,Sink,Big,Panic\
          &stream-methods=Sink:client,Big:server&triple.transport={transport}&{params}"
     ))
     .unwrap();
@@ -650,4 +653,250 @@ async fn the_hyper_transport_still_serves_when_chosen() {
         (200, grpc_message(b"on hyper").to_vec(), "0".into())
     );
     still_serves(server.port).await;
+}
+
+#[tokio::test]
+async fn a_request_whose_data_comes_later_is_answered_and_one_that_stays_open_starts() {
+    let server = serve("").await;
+    let mut c = connect(server.port).await;
+    // The DATA of a unary call in a later write than its HEADERS.
+    bounded("headers", c.send(request(1, "Echo", false)))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    bounded("data", c.send(data(1, grpc_message(b"late"), true)))
+        .await
+        .unwrap();
+    let (status, body, grpc) = answer(&mut c, 1).await;
+    assert_eq!((status, grpc.as_str()), (200, "0"));
+    assert_eq!(body, grpc_message(b"late"));
+    // A client-streaming call whose client sends nothing yet: its handler still
+    // starts (it may answer before any request message).
+    bounded("headers", c.send(request(3, "Sink", false)))
+        .await
+        .unwrap();
+    until("the call started", || {
+        server.started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    server.gate.send(true).unwrap();
+    bounded("data", c.send(data(3, grpc_message(b"one"), true)))
+        .await
+        .unwrap();
+    let (status, body, grpc) = answer(&mut c, 3).await;
+    assert_eq!((status, grpc.as_str()), (200, "0"));
+    assert_eq!(body, grpc_message(&1u64.to_be_bytes()));
+}
+
+#[tokio::test]
+async fn a_handler_that_panics_resets_its_stream_and_the_connection_serves_on() {
+    let server = serve("").await;
+    let mut c = connect(server.port).await;
+    call(&mut c, 1, "Panic", b"boom").await;
+    match next(&mut c).await {
+        Some(h2f::Frame::Reset(r)) => {
+            assert_eq!(u32::from(r.stream_id()), 1);
+            assert_eq!(r.reason(), Reason::INTERNAL_ERROR);
+        }
+        other => panic!("expected RST_STREAM, got {other:?}"),
+    }
+    call(&mut c, 3, "Echo", b"after").await;
+    let (status, body, grpc) = answer(&mut c, 3).await;
+    assert_eq!((status, grpc.as_str()), (200, "0"));
+    assert_eq!(body, grpc_message(b"after"));
+}
+
+/// A socket that keeps a copy of every byte read from it.
+struct Recording {
+    io: TcpStream,
+    seen: Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl tokio::io::AsyncRead for Recording {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = std::pin::Pin::new(&mut self.io).poll_read(cx, buf);
+        let new = buf.filled()[before..].to_vec();
+        self.seen.lock().unwrap().extend_from_slice(&new);
+        r
+    }
+}
+
+impl tokio::io::AsyncWrite for Recording {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+/// The header blocks of the response HEADERS frames (not END_STREAM) in `wire`.
+fn response_blocks(wire: &[u8]) -> Vec<Vec<u8>> {
+    let mut blocks = Vec::new();
+    let mut rest = wire;
+    while rest.len() >= 9 {
+        let len = (usize::from(rest[0]) << 16) | (usize::from(rest[1]) << 8) | usize::from(rest[2]);
+        let (kind, flags) = (rest[3], rest[4]);
+        if kind == 0x1 && flags & 0x1 == 0 {
+            blocks.push(rest[9..9 + len].to_vec());
+        }
+        rest = &rest[9 + len..];
+    }
+    blocks
+}
+
+#[tokio::test]
+async fn response_headers_are_indexed_unless_the_client_has_no_dynamic_table() {
+    let server = serve("").await;
+    for table in [None, Some(0)] {
+        let mut s = TcpStream::connect(("127.0.0.1", server.port))
+            .await
+            .unwrap();
+        s.write_all(PREFACE).await.unwrap();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut c = h2::Codec::<_, Bytes>::new(Recording {
+            io: s,
+            seen: seen.clone(),
+        });
+        let mut settings = h2f::Settings::default();
+        if let Some(size) = table {
+            // HPACK table size 0: the server must not index (RFC 7541 §4.2).
+            c.set_recv_header_table_size(size);
+            settings.set_header_table_size(Some(size as u32));
+        }
+        bounded("settings", c.send(settings.into())).await.unwrap();
+        for stream in [1, 3] {
+            c.feed(request(stream, "Echo", false)).await.unwrap();
+            c.send(data(stream, grpc_message(b"small"), true))
+                .await
+                .unwrap();
+            loop {
+                match bounded("frame", c.next()).await {
+                    Some(Ok(h2f::Frame::Headers(h))) if h.is_end_stream() => {
+                        assert_eq!(h.into_parts().1["grpc-status"], "0");
+                        break;
+                    }
+                    Some(Ok(_)) => {}
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+        let blocks = response_blocks(&seen.lock().unwrap());
+        let [first, second] = &blocks[..] else {
+            panic!("{blocks:?}")
+        };
+        match table {
+            // The second answer's fields are indices into the table the first filled.
+            None => assert!(second.len() < first.len() / 2, "{first:?} {second:?}"),
+            // A size update to 0 first, then the same literals every time.
+            Some(_) => {
+                assert_eq!(first[0], 0x20, "{first:?}");
+                assert_eq!(&first[1..], &second[..]);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn many_calls_at_once_on_one_connection_are_all_answered() {
+    let server = serve("").await;
+    let mut c = connect(server.port).await;
+    // More calls than one run of reads starts, in one write.
+    let n = 300u32;
+    for i in 0..n {
+        let stream = 2 * i + 1;
+        c.feed(request(stream, "Echo", false)).await.unwrap();
+        c.feed(data(stream, grpc_message(&i.to_be_bytes()), true))
+            .await
+            .unwrap();
+    }
+    bounded("flush", SinkExt::flush(&mut c)).await.unwrap();
+    let mut bodies = std::collections::HashMap::<u32, Vec<u8>>::new();
+    let mut done = 0;
+    while done < n {
+        match next(&mut c).await.expect("connection closed") {
+            h2f::Frame::Headers(h) => {
+                let id = u32::from(h.stream_id());
+                let end = h.is_end_stream();
+                let fields = h.into_parts().1;
+                if end {
+                    assert_eq!(fields["grpc-status"], "0", "stream {id}");
+                    let i = (id - 1) / 2;
+                    assert_eq!(bodies[&id], grpc_message(&i.to_be_bytes()), "stream {id}");
+                    done += 1;
+                } else {
+                    assert_eq!(fields["content-type"], "application/grpc");
+                }
+            }
+            h2f::Frame::Data(d) => {
+                let id = u32::from(d.stream_id());
+                bodies.entry(id).or_default().extend_from_slice(d.payload());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_request_in_several_frames_with_trailers_is_answered_whole() {
+    let server = serve("").await;
+    let mut c = connect(server.port).await;
+    let message = grpc_message(b"in three pieces");
+    // One write: HEADERS, the message in three DATA frames, then trailers that end it.
+    c.feed(request(1, "Echo", false)).await.unwrap();
+    for piece in [&message[..3], &message[3..9], &message[9..]] {
+        c.feed(data(1, Bytes::copy_from_slice(piece), false))
+            .await
+            .unwrap();
+    }
+    let mut trailers = h2f::Headers::trailers(StreamId::from(1), HeaderMap::new());
+    trailers.set_end_stream();
+    bounded("send", c.send(trailers.into())).await.unwrap();
+    let (status, body, grpc) = answer(&mut c, 1).await;
+    assert_eq!((status, grpc.as_str()), (200, "0"));
+    assert_eq!(body, message);
+}
+
+#[tokio::test]
+async fn data_of_a_reset_call_goes_back_to_the_connection_window() {
+    let server = serve("triple.initial-window-size=65535").await;
+    let mut c = connect(server.port).await;
+    // Three times 30 000 bytes on streams the client resets before they end: more
+    // than the connection's window, so the server must take each back.
+    for stream in [1, 3, 5] {
+        c.feed(request(stream, "Echo", false)).await.unwrap();
+        for _ in 0..2 {
+            c.feed(data(stream, Bytes::from(vec![0u8; 15_000]), false))
+                .await
+                .unwrap();
+        }
+        c.feed(h2f::Reset::new(StreamId::from(stream), Reason::CANCEL).into())
+            .await
+            .unwrap();
+    }
+    bounded("flush", SinkExt::flush(&mut c)).await.unwrap();
+    call(&mut c, 7, "Echo", b"still open").await;
+    let (status, body, grpc) = answer(&mut c, 7).await;
+    assert_eq!((status, grpc.as_str()), (200, "0"));
+    assert_eq!(body, grpc_message(b"still open"));
 }

@@ -1,11 +1,14 @@
-//! The connection driver: one task owns the socket, reads frames, starts a task
-//! per call and writes every stream's frames, gathered in one bounded buffer.
+//! The connection driver: one task owns the socket, reads frames, polls each call's
+//! future once itself (a call that waits goes on in a task of its own) and writes
+//! every stream's frames, gathered in one bounded buffer.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use futures::future::{AbortHandle, Abortable};
@@ -40,6 +43,24 @@ const DEFAULT_FRAME: usize = 16_384;
 const COPY_BELOW: usize = 8 * 1024;
 /// Turns of the read/answer/write loop before the task yields to others.
 const BUDGET: usize = 32;
+/// A first poll of a call longer than this makes the connection start its next
+/// [`SPAWN_AFTER_SLOW`] calls in tasks of their own, so that a handler that computes
+/// (or blocks) does not hold up the other streams of its connection for long, and
+/// several such calls can run on several runtime threads (as the dubbo protocol's
+/// reader does, `rubbo-remoting`'s `INLINE_BUDGET`).
+const INLINE_BUDGET: Duration = Duration::from_micros(200);
+/// Calls started in tasks after a slow first poll, before polling on the connection
+/// task is tried again.
+const SPAWN_AFTER_SLOW: u32 = 1024;
+/// Calls started from one run of reads before their responses are written: the
+/// client gets the first answers while the server works on the next ones, instead
+/// of the whole depth answered in one write at the end and each side idle while
+/// the other works.
+const START_AT: usize = 64;
+/// How long the first poll of a call waits for the end of its request (its DATA
+/// often comes in a later write than its HEADERS) when no more frames come: a
+/// client that streams may wait for the server before it sends.
+const DEFER: Duration = Duration::from_millis(1);
 
 const DATA: u8 = 0x0;
 const HEADERS: u8 = 0x1;
@@ -61,6 +82,9 @@ pub(crate) enum Event {
     /// The call read this many bytes of the stream's request.
     Release(u32, usize),
 }
+
+/// A call: the handler's future for one request.
+type Call = Pin<Box<dyn Future<Output = Response<TriBody>> + Send>>;
 
 /// The gRPC prefix of a large message whose bytes are sent uncopied.
 type Prefix = [u8; PREFIX_LEN];
@@ -86,9 +110,24 @@ enum Sending {
     Busy,
 }
 
+/// Where the DATA of a stream's request goes while the request is open.
+enum Recv {
+    /// Into `early`: the call has not started.
+    Early,
+    /// To the call's body.
+    Chan(mpsc::UnboundedSender<Chunk>),
+}
+
 struct Stream {
     /// Where its request's DATA goes; `None` once the request ended.
-    recv: Option<mpsc::UnboundedSender<Chunk>>,
+    recv: Option<Recv>,
+    /// The request's DATA received before its call started, kept for it (a unary
+    /// request that ended by then is handed over whole, without a channel): the
+    /// first payload, then the others.
+    early: Option<Bytes>,
+    early_more: Vec<Bytes>,
+    /// The request's trailers, when they came before its call started.
+    early_trailers: Option<Box<HeaderMap>>,
     /// What the peer may still send on it.
     recv_window: i64,
     /// Read by the call, not yet returned to the peer.
@@ -108,17 +147,21 @@ struct Stream {
 }
 
 impl Stream {
-    /// Stops its call (task and body) and tells its request body it was reset.
-    fn cancel(&mut self, reason: Reason) {
+    /// Stops its call (task and body) and tells its request body it was reset; the
+    /// bytes of request DATA it held for a call not started (the connection's window
+    /// gets them back).
+    fn cancel(&mut self, reason: Reason) -> usize {
         if let Some(t) = self.task.take() {
             t.abort();
         }
         if let Sending::Pulling(h) = &self.sending {
             h.abort();
         }
-        if let Some(tx) = self.recv.take() {
+        if let Some(Recv::Chan(tx)) = self.recv.take() {
             let _ = tx.send(Chunk::Reset(reason));
         }
+        self.early.take().map_or(0, |b| b.len())
+            + self.early_more.drain(..).map(|b| b.len()).sum::<usize>()
     }
 }
 
@@ -143,6 +186,7 @@ pub(crate) struct Conn<IO> {
     segments_len: usize,
     /// A header block being encoded (reused).
     block: BytesMut,
+    hpack: hpack::Encoder,
     handler: Arc<Handler>,
     peer: Arc<Peer>,
     busy: Arc<Busy>,
@@ -165,6 +209,19 @@ pub(crate) struct Conn<IO> {
     /// Read by calls, not yet returned to the peer (connection window).
     unacked: usize,
     settings_seen: bool,
+    /// Calls not polled yet: polled once the frames read so far are handled and
+    /// their request ended (or [`DEFER`] passed).
+    fresh: Vec<(u32, Request<()>)>,
+    /// The other vector of `fresh` (swapped, keeps its room).
+    fresh_spare: Vec<(u32, Request<()>)>,
+    /// Calls started in this run of reads.
+    started: usize,
+    /// Wakes the connection when the calls in `fresh` waited long enough.
+    defer: Pin<Box<tokio::time::Sleep>>,
+    /// `defer` is set and has not fired.
+    deferring: bool,
+    /// Calls still to start in tasks of their own after a slow first poll.
+    spawn_next: u32,
     /// GOAWAY sent (graceful): no new streams.
     going_away: bool,
     /// The peer sent GOAWAY.
@@ -197,6 +254,7 @@ where
             segments: VecDeque::new(),
             segments_len: 0,
             block: BytesMut::new(),
+            hpack: hpack::Encoder::default(),
             handler,
             peer,
             busy,
@@ -213,6 +271,12 @@ where
             recv_window: i64::from(settings.initial_window),
             unacked: 0,
             settings_seen: false,
+            fresh: Vec::new(),
+            fresh_spare: Vec::new(),
+            started: 0,
+            defer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            deferring: false,
+            spawn_next: 0,
             going_away: false,
             peer_gone: false,
             closing: Closing::No,
@@ -256,6 +320,9 @@ where
                         Poll::Ready(Some(Ok(frame))) => {
                             progress = true;
                             self.on_frame(frame);
+                            if self.started >= START_AT {
+                                break;
+                            }
                         }
                         Poll::Ready(Some(Err(e))) => {
                             progress = true;
@@ -272,6 +339,8 @@ where
                     }
                 }
             }
+            self.started = 0;
+            progress |= self.start_fresh(cx, false);
             while let Poll::Ready(Some(event)) = self.events.poll_recv(cx) {
                 progress = true;
                 match event {
@@ -315,6 +384,20 @@ where
                 if (self.going_away || self.peer_gone) && self.streams.is_empty() {
                     debug!("connection drained");
                     return Poll::Ready(());
+                }
+            }
+            if !self.fresh.is_empty() {
+                // Calls waiting for the rest of their request: started when it
+                // comes, or in `DEFER` at the latest.
+                if !self.deferring {
+                    self.deferring = true;
+                    self.defer
+                        .as_mut()
+                        .reset(tokio::time::Instant::now() + DEFER);
+                }
+                if self.defer.as_mut().poll(cx).is_ready() {
+                    self.deferring = false;
+                    progress |= self.start_fresh(cx, true);
                 }
             }
             if !progress {
@@ -424,7 +507,8 @@ where
                 }
                 if let Some(mut s) = self.streams.remove(&id) {
                     debug!(stream = id, reason = ?r.reason(), "stream reset by the peer, call cancelled");
-                    s.cancel(r.reason());
+                    let held = s.cancel(r.reason());
+                    self.release(0, held);
                 }
             }
             h2f::Frame::GoAway(g) => {
@@ -469,7 +553,8 @@ where
     fn reset(&mut self, id: u32, reason: Reason) {
         h2f::Reset::new(StreamId::from(id), reason).encode(&mut self.out);
         if let Some(mut s) = self.streams.remove(&id) {
-            s.cancel(reason);
+            let held = s.cancel(reason);
+            self.release(0, held);
         }
     }
 
@@ -494,6 +579,9 @@ where
         }
         if let Some(f) = s.max_frame_size() {
             self.peer_max_frame = f as usize;
+        }
+        if let Some(size) = s.header_table_size() {
+            self.hpack.set_max_size(size as usize);
         }
         h2f::Settings::ack().encode(&mut self.out);
     }
@@ -529,14 +617,19 @@ where
         }
         if let Some(s) = self.streams.get_mut(&id) {
             // The request's trailers.
-            let Some(tx) = s.recv.take() else {
+            let Some(recv) = s.recv.take() else {
                 return self.reset(id, Reason::STREAM_CLOSED);
             };
             if !h.is_end_stream() {
                 return self.reset(id, Reason::PROTOCOL_ERROR);
             }
             let (_, fields) = h.into_parts();
-            let _ = tx.send(Chunk::Trailers(fields));
+            match recv {
+                Recv::Chan(tx) => {
+                    let _ = tx.send(Chunk::Trailers(fields));
+                }
+                Recv::Early => s.early_trailers = Some(Box::new(fields)),
+            }
             return;
         }
         if id <= self.last_stream {
@@ -604,29 +697,29 @@ where
             h2f::Reset::new(StreamId::from(id), Reason::PROTOCOL_ERROR).encode(&mut self.out);
             return;
         }
-        // Bounded by flow control: the peer sends no more than the stream's window,
-        // which is returned only as the call reads.
-        let (tx, rx) = mpsc::unbounded_channel();
-        let body = RecvBody::new(id, rx, self.events_tx.clone());
-        let mut req = Request::new(ReqBody::Native(body));
+        let mut req = Request::new(());
         *req.method_mut() = method;
         *req.uri_mut() = uri;
         *req.version_mut() = Version::HTTP_2;
         *req.headers_mut() = fields;
-        let handler = self.handler.clone();
-        let peer = self.peer.clone();
-        let events = self.events_tx.clone();
-        let working = self.busy.enter();
-        let task = tokio::spawn(async move {
-            let response = handler.handle(req, peer).await;
-            let _ = events.send(Event::Response(id, response));
-            drop(working);
-        });
+        let (recv, task) = if self.spawn_next > 0 {
+            self.spawn_next -= 1;
+            let (tx, body) = self.channel_body(id);
+            let call = self.call(req, body);
+            (Recv::Chan(tx), Some(self.spawn_call(id, call)))
+        } else {
+            self.started += 1;
+            self.fresh.push((id, req));
+            (Recv::Early, None)
+        };
         let window = i64::from(self.settings.initial_window);
         self.streams.insert(
             id,
             Stream {
-                recv: (!end).then_some(tx),
+                recv: (!end).then_some(recv),
+                early: None,
+                early_more: Vec::new(),
+                early_trailers: None,
                 recv_window: window,
                 unacked: 0,
                 send_window: self.peer_window,
@@ -634,9 +727,126 @@ where
                 pending: None,
                 head: None,
                 queued: false,
-                task: Some(task.abort_handle()),
+                task,
             },
         );
+    }
+
+    /// A request body the connection feeds as DATA comes, and its sender.
+    fn channel_body(&self, id: u32) -> (mpsc::UnboundedSender<Chunk>, RecvBody) {
+        // Bounded by flow control: the peer sends no more than the stream's window,
+        // which is returned only as the call reads.
+        let (tx, rx) = mpsc::unbounded_channel();
+        (tx, RecvBody::new(id, rx, self.events_tx.clone()))
+    }
+
+    /// The call of `req` with `body`.
+    fn call(&self, req: Request<()>, body: RecvBody) -> Call {
+        let handler = self.handler.clone();
+        let peer = self.peer.clone();
+        let req = req.map(|()| ReqBody::Native(body));
+        Box::pin(async move { handler.handle(req, peer).await })
+    }
+
+    /// Runs `call` in a task of its own, which hands its response back as an event.
+    fn spawn_call(&mut self, id: u32, call: Call) -> tokio::task::AbortHandle {
+        let events = self.events_tx.clone();
+        let working = self.busy.enter();
+        tokio::spawn(async move {
+            let response = call.await;
+            let _ = events.send(Event::Response(id, response));
+            drop(working);
+        })
+        .abort_handle()
+    }
+
+    /// Polls each call started in this turn once, here: one that answers at once is
+    /// written with the others of the turn, without a task, a wake-up or a channel;
+    /// one that waits (for more of its request, a slot of the executions bound, a
+    /// service that answers later, ...) goes on in a task of its own. Whether any
+    /// call was started.
+    fn start_fresh(&mut self, cx: &mut Context<'_>, waited: bool) -> bool {
+        if self.fresh.is_empty() {
+            return false;
+        }
+        let mut fresh = std::mem::take(&mut self.fresh);
+        std::mem::swap(&mut self.fresh, &mut self.fresh_spare);
+        let mut started = false;
+        let mut last = Instant::now();
+        for (id, req) in fresh.drain(..) {
+            let Some(s) = self.streams.get_mut(&id) else {
+                // Reset meanwhile: its call never starts.
+                continue;
+            };
+            if s.recv.is_some() && !waited {
+                // Its request goes on: most often the DATA of a unary request in the
+                // client's next write. Polled now, the call would wait for it in a
+                // task of its own.
+                self.fresh.push((id, req));
+                continue;
+            }
+            started = true;
+            let body = if s.recv.is_none() {
+                // The whole request is here: handed over as it is, read at once.
+                let data = s.early.take();
+                let more = std::mem::take(&mut s.early_more);
+                let read = data.as_ref().map_or(0, Bytes::len)
+                    + more.iter().map(Bytes::len).sum::<usize>();
+                let body = RecvBody::complete(data, more, s.early_trailers.take().map(|t| *t));
+                self.release(id, read);
+                body
+            } else {
+                // Bounded by flow control, as in `channel_body`.
+                let (tx, rx) = mpsc::unbounded_channel();
+                for data in s.early.take().into_iter().chain(s.early_more.drain(..)) {
+                    let _ = tx.send(Chunk::Data(data));
+                }
+                s.recv = Some(Recv::Chan(tx));
+                RecvBody::new(id, rx, self.events_tx.clone())
+            };
+            let mut call = self.call(req, body);
+            if self.spawn_next > 0 {
+                self.spawn_next -= 1;
+                let task = self.spawn_call(id, call);
+                if let Some(s) = self.streams.get_mut(&id) {
+                    s.task = Some(task);
+                }
+                continue;
+            }
+            // Outside the task's cooperative budget: that budget is for the
+            // connection's own reads and writes; a call's first poll is bounded by
+            // `INLINE_BUDGET` instead (a call held back by it would go to a task).
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                Pin::new(&mut tokio::task::unconstrained(call.as_mut())).poll(cx)
+            }));
+            let now = Instant::now();
+            let took = now.duration_since(last);
+            last = now;
+            if took > INLINE_BUDGET {
+                debug!(
+                    stream = id,
+                    took_us = took.as_micros() as u64,
+                    "slow handler: the next calls of this connection run in tasks"
+                );
+                self.spawn_next = SPAWN_AFTER_SLOW;
+            }
+            match polled {
+                Ok(Poll::Ready(response)) => self.on_response(id, response),
+                Ok(Poll::Pending) => {
+                    let task = self.spawn_call(id, call);
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        s.task = Some(task);
+                    }
+                }
+                Err(_) => {
+                    warn!(stream = id, "handler panicked, stream reset");
+                    self.reset(id, Reason::INTERNAL_ERROR);
+                }
+            }
+        }
+        // Keeps the vector's room for the next turn.
+        self.fresh_spare = fresh;
+        started
     }
 
     fn on_data(&mut self, d: h2f::Data) {
@@ -659,7 +869,7 @@ where
             h2f::Reset::new(StreamId::from(id), Reason::STREAM_CLOSED).encode(&mut self.out);
             return;
         };
-        let Some(tx) = s.recv.as_ref() else {
+        let Some(recv) = s.recv.as_ref() else {
             self.release(0, flow);
             return self.reset(id, Reason::STREAM_CLOSED);
         };
@@ -672,9 +882,21 @@ where
         let mut unread = flow - payload.len();
         if !payload.is_empty() {
             let len = payload.len();
-            if tx.send(Chunk::Data(payload)).is_err() {
-                // The call no longer reads.
-                unread += len;
+            match recv {
+                Recv::Chan(tx) => {
+                    if tx.send(Chunk::Data(payload)).is_err() {
+                        // The call no longer reads.
+                        unread += len;
+                    }
+                }
+                // Kept for the call (bounded by the stream's window as well).
+                Recv::Early => {
+                    if s.early.is_none() {
+                        s.early = Some(payload);
+                    } else {
+                        s.early_more.push(payload);
+                    }
+                }
             }
         }
         if end {
@@ -901,7 +1123,8 @@ where
         if let Some(mut s) = self.streams.remove(&id) {
             if s.recv.is_some() {
                 h2f::Reset::new(StreamId::from(id), Reason::NO_ERROR).encode(&mut self.out);
-                s.cancel(Reason::NO_ERROR);
+                let held = s.cancel(Reason::NO_ERROR);
+                self.release(0, held);
             }
         }
     }
@@ -915,7 +1138,7 @@ where
         end_stream: bool,
     ) {
         self.block.clear();
-        hpack::encode(&mut self.block, status, fields);
+        self.hpack.encode(&mut self.block, status, fields);
         let end = if end_stream { END_STREAM } else { 0 };
         let max = self.peer_max_frame;
         if self.block.len() <= max {
@@ -947,7 +1170,7 @@ where
 impl<IO> Drop for Conn<IO> {
     fn drop(&mut self) {
         for s in self.streams.values_mut() {
-            s.cancel(Reason::CANCEL);
+            let _ = s.cancel(Reason::CANCEL);
         }
     }
 }
@@ -1014,6 +1237,48 @@ mod tests {
         assert_eq!(flow_len(&d), 16);
         let plain = h2f::Data::new(StreamId::from(1), Bytes::from_static(b"abc"));
         assert_eq!(flow_len(&plain), 3);
+    }
+
+    #[tokio::test]
+    async fn h2s_decoder_reads_the_encoders_blocks_with_their_table() {
+        let (mut a, b) = tokio::io::duplex(4096);
+        let mut h = HeaderMap::new();
+        h.insert("content-type", "application/grpc".parse().unwrap());
+        h.insert("grpc-accept-encoding", "gzip".parse().unwrap());
+        h.insert("x-custom", "v".parse().unwrap());
+        let mut t = HeaderMap::new();
+        t.insert("grpc-status", "0".parse().unwrap());
+        let mut enc = hpack::Encoder::default();
+        let mut wire = BytesMut::new();
+        for (i, id) in [1u32, 3, 5].into_iter().enumerate() {
+            if i == 2 {
+                // The peer's smaller table, announced in the next block.
+                enc.set_max_size(64);
+            }
+            for (status, fields, flags) in [
+                (Some(StatusCode::OK), &h, END_HEADERS),
+                (None, &t, END_HEADERS | END_STREAM),
+            ] {
+                let mut block = BytesMut::new();
+                enc.encode(&mut block, status, fields);
+                put_head(&mut wire, block.len(), HEADERS, flags, id);
+                wire.put_slice(&block);
+            }
+        }
+        a.write_all(&wire).await.unwrap();
+        let mut codec: h2::Codec<_, Bytes> = h2::Codec::new(b);
+        for _ in 0..3 {
+            let Some(Ok(h2f::Frame::Headers(head))) = codec.next().await else {
+                panic!("no HEADERS frame")
+            };
+            let (pseudo, fields) = head.into_parts();
+            assert_eq!(pseudo.status, Some(StatusCode::OK));
+            assert_eq!(fields, h);
+            let Some(Ok(h2f::Frame::Headers(trailers))) = codec.next().await else {
+                panic!("no trailers")
+            };
+            assert_eq!(trailers.into_parts().1, t);
+        }
     }
 
     #[test]

@@ -13,14 +13,24 @@
 //!   reads frames with h2's frame codec (`h2::Codec`, its `unstable` API, pinned:
 //!   frame parsing, CONTINUATION, padding, frame and header-list size limits, HPACK
 //!   decoding with Huffman and the dynamic table), and writes frames itself
-//!   ([`hpack`] encodes response headers with static indices and literals);
-//! - each call runs in a task of its own, as on hyper ([`Handler::handle`], the same
-//!   routing, modes, compression, deadlines, executions bound, built-ins), and hands
-//!   its response back over a channel; response bodies are pulled only while the
-//!   stream and connection windows are open and the write buffer is under
-//!   [`conn::HIGH`](conn) bytes, so a streaming sender waits for the peer;
+//!   ([`hpack`] encodes response headers with static indices, a few dynamic-table
+//!   entries for the fields every gRPC response repeats, and literals);
+//! - each call is [`Handler::handle`] (the same routing, modes, compression,
+//!   deadlines, executions bound, built-ins as on hyper), polled first by the
+//!   connection task itself once its request ended: a call that answers at once (a
+//!   unary call to a service that does not wait) costs no task, wake-up or channel,
+//!   and the answers of calls read together go out in one write, 64 calls at most so
+//!   that the client gets the first ones while the server works on the next; a call
+//!   that waits goes on in a task of its own and hands its response back over a
+//!   channel, as do all calls for a while after a first poll over 200 µs (a handler
+//!   that computes or blocks does not hold up the connection's other streams);
+//!   response bodies are pulled only while the stream and connection windows are
+//!   open and the write buffer is under [`conn::HIGH`](conn) bytes, so a streaming
+//!   sender waits for the peer;
 //! - a request's DATA is returned to the peer's windows (stream and connection,
-//!   `initial_window` of [`H2Settings`]) only as the call reads it;
+//!   `initial_window` of [`H2Settings`]) only as the call reads it (a request that
+//!   ended before its call started is handed to the call whole, and its bytes go back
+//!   to the connection's window then);
 //! - frames of calls that finish together go out in one write (`coalesce.rs`): headers
 //!   and small payloads copied into one buffer, large DATA payloads written from their
 //!   own buffers (`writev`), and a large stream message goes out uncopied behind its

@@ -2,6 +2,8 @@
 //! received for the stream, handed over as the call reads it. Each chunk read is
 //! reported back ([`Event::Release`]), and only then does the connection return
 //! its bytes to the peer's windows: a call that does not read keeps the peer waiting.
+//! A request that ended before its call started needs no channel: its DATA and
+//! trailers are handed over whole ([`RecvBody::complete`]).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -32,8 +34,12 @@ pub(crate) enum Chunk {
 #[derive(Debug)]
 pub(crate) struct RecvBody {
     id: u32,
-    rx: mpsc::UnboundedReceiver<Chunk>,
-    events: mpsc::UnboundedSender<Event>,
+    /// `None`: a request received whole before its call started (`ready`, `trailers`).
+    rx: Option<mpsc::UnboundedReceiver<Chunk>>,
+    events: Option<mpsc::UnboundedSender<Event>>,
+    ready: Option<Bytes>,
+    more: std::vec::IntoIter<Bytes>,
+    trailers: Option<HeaderMap>,
     done: bool,
 }
 
@@ -45,15 +51,40 @@ impl RecvBody {
     ) -> Self {
         RecvBody {
             id,
-            rx,
-            events,
+            rx: Some(rx),
+            events: Some(events),
+            ready: None,
+            more: Vec::new().into_iter(),
+            trailers: None,
             done: false,
         }
     }
 
-    /// Whether the body ended (the last frame was read).
+    /// The body of a request that ended before its call started: its DATA (already
+    /// given back to the peer's window: the call takes it all at once) and trailers.
+    pub(super) fn complete(
+        data: Option<Bytes>,
+        more: Vec<Bytes>,
+        trailers: Option<HeaderMap>,
+    ) -> Self {
+        RecvBody {
+            id: 0,
+            rx: None,
+            events: None,
+            ready: data,
+            more: more.into_iter(),
+            trailers,
+            done: false,
+        }
+    }
+
+    /// Whether the body ended (the last frame was read, or nothing is left).
     pub(crate) fn is_end_stream(&self) -> bool {
         self.done
+            || (self.rx.is_none()
+                && self.ready.is_none()
+                && self.more.len() == 0
+                && self.trailers.is_none())
     }
 
     fn poll_chunk(
@@ -63,14 +94,29 @@ impl RecvBody {
         if self.done {
             return Poll::Ready(None);
         }
-        let chunk = match self.rx.poll_recv(cx) {
+        let Some(rx) = self.rx.as_mut() else {
+            return Poll::Ready(
+                if let Some(b) = self.ready.take().or_else(|| self.more.next()) {
+                    Some(Ok(Frame::data(b)))
+                } else if let Some(t) = self.trailers.take() {
+                    self.done = true;
+                    Some(Ok(Frame::trailers(t)))
+                } else {
+                    self.done = true;
+                    None
+                },
+            );
+        };
+        let chunk = match rx.poll_recv(cx) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(c) => c,
         };
         Poll::Ready(match chunk {
             Some(Chunk::Data(b)) => {
                 // The peer may send these bytes again.
-                let _ = self.events.send(Event::Release(self.id, b.len()));
+                if let Some(events) = &self.events {
+                    let _ = events.send(Event::Release(self.id, b.len()));
+                }
                 Some(Ok(Frame::data(b)))
             }
             Some(Chunk::Trailers(t)) => {
@@ -101,21 +147,24 @@ impl Body for RecvBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.done
+        RecvBody::is_end_stream(self)
     }
 }
 
 impl Drop for RecvBody {
     /// What was received and not read goes back to the connection's window.
     fn drop(&mut self) {
+        let (Some(rx), Some(events)) = (self.rx.as_mut(), &self.events) else {
+            return;
+        };
         let mut unread = 0;
-        while let Ok(c) = self.rx.try_recv() {
+        while let Ok(c) = rx.try_recv() {
             if let Chunk::Data(b) = c {
                 unread += b.len();
             }
         }
         if unread > 0 {
-            let _ = self.events.send(Event::Release(self.id, unread));
+            let _ = events.send(Event::Release(self.id, unread));
         }
     }
 }
