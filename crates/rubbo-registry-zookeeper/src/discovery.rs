@@ -25,6 +25,7 @@ use crate::nodes::NodeModes;
 use crate::paths;
 use crate::session::{Conn, SessionShared};
 use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
+use crate::watch_mode::WatchSupport;
 
 mod instance_watch;
 
@@ -41,6 +42,10 @@ mod instance_watch;
 ///   `dubbo.metadata-report.cas-retry-wait-time` (100 ms), as Java does.
 /// - [`publish_metadata`](Self::publish_metadata) writes
 ///   `/dubbo/metadata/{app}/{revision}` if absent (storage type `remote`).
+/// - The instances of an application are followed by one watcher per application,
+///   shared by every [`watch`](ServiceDiscovery::watch): on ZooKeeper 3.6+ a persistent
+///   recursive watch on `/services/{app}`, else (or with `zk.watch=oneshot`) a child
+///   watch and a data watch per instance node; `zk.watch` as for the registry.
 /// - With the same [`ZookeeperSessions`] as the registry, it shares the registry's
 ///   session.
 pub struct ZookeeperServiceDiscovery {
@@ -67,6 +72,9 @@ struct Inner {
     /// The instance watch of each application, shared by every caller of `watch`
     /// (one follower per application, as Java's per-application listener).
     app_watches: Mutex<HashMap<String, AppWatch>>,
+    /// `zk.watch`: whether instances are followed with a persistent watch per
+    /// application (ZooKeeper 3.6+) or a data watch per instance node.
+    watch: WatchSupport,
 }
 
 /// The shared instance watch of one application.
@@ -103,6 +111,7 @@ impl ZookeeperServiceDiscovery {
         let owner = sessions.get(&params);
         let session = owner.shared.clone();
         let timeout = url.param::<RegistryTimeout>();
+        let watch = WatchSupport::of(&url).map_err(MetadataError::Backend)?;
         let inner = Arc::new(Inner {
             address: params.connect_string.clone(),
             services_root: "/services".to_owned(),
@@ -115,6 +124,7 @@ impl ZookeeperServiceDiscovery {
             registered: Mutex::new(HashMap::new()),
             instance_reads: AtomicU64::new(0),
             app_watches: Mutex::new(HashMap::new()),
+            watch,
         });
         let recover = tokio::spawn(recover_loop(inner.clone()));
         let discovery = ZookeeperServiceDiscovery {
