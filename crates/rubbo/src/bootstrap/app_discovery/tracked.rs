@@ -4,10 +4,12 @@
 //! many instances carry each revision.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use rubbo_common::Url;
 use rubbo_metadata::{EMPTY_REVISION, ServiceInstance};
+use smallvec::SmallVec;
 
 /// What changed between two lists of one application's instances.
 #[derive(Debug, Default)]
@@ -69,16 +71,39 @@ pub(crate) fn usable_revision(instance: &ServiceInstance) -> Option<&str> {
         .filter(|r| !r.is_empty() && *r != EMPTY_REVISION)
 }
 
-/// One instance (an application and an id) of a subscription.
+/// An instance's place in a subscription's table: its id (`host:port`), read from the
+/// (shared) instance held, so that the table keeps no id string of its own. After
+/// [`Watcher::recompute`](super::consumer), the instance held is the one that counts.
+#[derive(Debug, Clone)]
+pub(crate) struct ById(pub(crate) Arc<ServiceInstance>);
+
+impl Hash for ById {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.host.hash(state);
+        self.0.port.hash(state);
+    }
+}
+
+impl PartialEq for ById {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.port == other.0.port && self.0.host == other.0.host
+    }
+}
+
+impl Eq for ById {}
+
+/// One instance (an application and an id) of a subscription. Kept small: one per
+/// (instance, interface subscribed), so 10 per instance of an application of 10
+/// interfaces; the usual case (one backend, one URL) holds no allocation of its own.
 #[derive(Debug, Default)]
 pub(crate) struct Tracked {
     /// The instance as each backend lists it, by backend index, in backend order: the
     /// first one counts.
-    pub(crate) sources: Vec<(usize, Arc<ServiceInstance>)>,
+    pub(crate) sources: SmallVec<[(usize, Arc<ServiceInstance>); 1]>,
     /// The instance the URLs and the revision count were made from.
     pub(crate) current: Option<Arc<ServiceInstance>>,
     /// The provider URLs announced for it.
-    pub(crate) urls: Vec<Url>,
+    pub(crate) urls: SmallVec<[Url; 1]>,
 }
 
 impl Tracked {
@@ -104,7 +129,7 @@ impl Tracked {
 /// The instances of one application in a subscription.
 #[derive(Debug, Default)]
 pub(crate) struct AppInstances {
-    pub(crate) by_id: HashMap<String, Tracked>,
+    pub(crate) by_id: HashMap<ById, Tracked>,
     /// How many instances (their current version) carry each usable revision.
     pub(crate) revisions: HashMap<String, usize>,
 }
@@ -134,8 +159,8 @@ impl AppInstances {
         }
     }
 
-    /// The ids of the instances whose version that counts carries `revision`.
-    pub(crate) fn carrying(&self, revision: &str) -> Vec<String> {
+    /// The instances whose version that counts carries `revision`.
+    pub(crate) fn carrying(&self, revision: &str) -> Vec<ById> {
         self.by_id
             .iter()
             .filter(|(_, t)| t.effective().and_then(|i| usable_revision(i)) == Some(revision))
