@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 use zookeeper_client::{Client, Error as ZkError, EventType, OneshotWatcher};
 
-use crate::nodes::NodeModes;
+use crate::nodes::{NodeModes, create_with_parents};
 use crate::paths;
 use crate::session::{Conn, SessionShared};
 use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
@@ -243,18 +243,12 @@ impl Inner {
         data: &[u8],
         ephemeral: bool,
     ) -> MetadataResult<()> {
-        if let Some(i) = path.rfind('/').filter(|&i| i > 0) {
-            client
-                .mkdir(&path[..i], &self.modes.persistent)
-                .await
-                .map_err(|e| backend(&path[..i], e))?;
-        }
         let mode = if ephemeral {
             &self.modes.ephemeral
         } else {
             &self.modes.persistent
         };
-        match client.create(path, data, mode).await {
+        match create_with_parents(client, path, data, mode, &self.modes).await {
             Ok(_) => Ok(()),
             Err(ZkError::NodeExists) if !ephemeral => Ok(()),
             Err(ZkError::NodeExists) => {

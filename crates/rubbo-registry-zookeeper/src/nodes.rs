@@ -29,6 +29,28 @@ impl NodeModes {
     }
 }
 
+/// Creates `path` with `data`, and its parents (persistent) only when the create finds
+/// none: one request when they exist (as Curator's `creatingParentContainersIfNeeded`
+/// under Java's application-level writer, and Java's interface-level writer, which
+/// checks each parent once), not a `mkdir` of the parent before every node.
+pub(crate) async fn create_with_parents(
+    client: &Client,
+    path: &str,
+    data: &[u8],
+    mode: &CreateOptions<'_>,
+    modes: &NodeModes,
+) -> Result<(), ZkError> {
+    match client.create(path, data, mode).await {
+        Err(ZkError::NoNode) => {
+            if let Some(i) = path.rfind('/').filter(|&i| i > 0) {
+                client.mkdir(&path[..i], &modes.persistent).await?;
+            }
+            client.create(path, data, mode).await.map(|_| ())
+        }
+        r => r.map(|_| ()),
+    }
+}
+
 /// Creates `path` (parents persistent). An ephemeral node left by another session is
 /// replaced so that it belongs to ours (Java's fault-tolerant create).
 pub(crate) async fn create_node(
@@ -37,15 +59,12 @@ pub(crate) async fn create_node(
     ephemeral: bool,
     modes: &NodeModes,
 ) -> Result<(), ZkError> {
-    if let Some(i) = path.rfind('/').filter(|&i| i > 0) {
-        client.mkdir(&path[..i], &modes.persistent).await?;
-    }
     let mode = if ephemeral {
         &modes.ephemeral
     } else {
         &modes.persistent
     };
-    match client.create(path, &[], mode).await {
+    match create_with_parents(client, path, &[], mode, modes).await {
         Ok(_) => Ok(()),
         Err(ZkError::NodeExists) if !ephemeral => Ok(()),
         Err(ZkError::NodeExists) => {
