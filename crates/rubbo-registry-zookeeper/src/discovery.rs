@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 use zookeeper_client::{Client, Error as ZkError, EventType, OneshotWatcher};
 
-use crate::nodes::{NodeModes, create_with_parents};
+use crate::nodes::{KnownParents, NodeModes, create_with_parents};
 use crate::paths;
 use crate::session::{Conn, SessionShared};
 use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
@@ -64,6 +64,8 @@ struct Inner {
     cas_retries: u32,
     cas_wait: Duration,
     modes: NodeModes,
+    /// The parents of the nodes written (see [`KnownParents`]).
+    parents: KnownParents,
     session: Arc<SessionShared>,
     /// What this discovery registered, by node path, to write again on a new session.
     registered: Mutex<HashMap<String, ServiceInstance>>,
@@ -120,6 +122,7 @@ impl ZookeeperServiceDiscovery {
             cas_retries: url.param::<CasRetryTimes>().max(1),
             cas_wait: url.param::<CasRetryWaitTime>(),
             modes: NodeModes::new(params.auth.is_some()),
+            parents: KnownParents::default(),
             session: session.clone(),
             registered: Mutex::new(HashMap::new()),
             instance_reads: AtomicU64::new(0),
@@ -248,7 +251,7 @@ impl Inner {
         } else {
             &self.modes.persistent
         };
-        match create_with_parents(client, path, data, mode, &self.modes).await {
+        match create_with_parents(client, path, data, mode, &self.modes, &self.parents).await {
             Ok(_) => Ok(()),
             Err(ZkError::NodeExists) if !ephemeral => Ok(()),
             Err(ZkError::NodeExists) => {

@@ -18,7 +18,7 @@ use tracing::{debug, info, warn};
 use zookeeper_client::{Client, Error as ZkError};
 
 use crate::children::ChildCache;
-use crate::nodes::{NOT_SERVICES, NodeModes, create_node};
+use crate::nodes::{KnownParents, NOT_SERVICES, NodeModes, create_node};
 use crate::paths;
 use crate::session::SessionShared;
 use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
@@ -62,6 +62,8 @@ pub(crate) struct Inner {
     pub(crate) notify_delay: Duration,
     pub(crate) empty_protection: bool,
     pub(crate) modes: NodeModes,
+    /// The parents of the nodes written (see [`KnownParents`]).
+    parents: KnownParents,
     pub(crate) session: Arc<SessionShared>,
     /// `zk.watch` and whether the server has persistent watches.
     pub(crate) watch: WatchSupport,
@@ -119,6 +121,7 @@ impl ZookeeperRegistry {
             notify_delay,
             empty_protection: url.param::<EnableEmptyProtection>(),
             modes,
+            parents: KnownParents::default(),
             session: session.clone(),
             watch,
             url: url.clone(),
@@ -242,7 +245,7 @@ impl Inner {
                 reg.push(url.clone());
             }
         }
-        if let Err(e) = create_node(&client, &path, ephemeral, &self.modes).await {
+        if let Err(e) = create_node(&client, &path, ephemeral, &self.modes, &self.parents).await {
             self.registered.lock().retain(|u| *u != url);
             return Err(self.zk_error(format!("create {path}"), e));
         }
@@ -398,7 +401,9 @@ impl Inner {
                 }
                 let path = paths::url_path(&self.root, url);
                 let ephemeral = url.param::<Dynamic>();
-                if let Err(e) = create_node(client, &path, ephemeral, &self.modes).await {
+                if let Err(e) =
+                    create_node(client, &path, ephemeral, &self.modes, &self.parents).await
+                {
                     failed += 1;
                     warn!(path, error = %e, "re-registration failed");
                 } else if !still() {

@@ -432,3 +432,23 @@ async fn instances_are_followed_without_a_watch_per_instance_node() {
     reads_until(&consumer, &mut watch, 0, |l| l.is_empty()).await;
     consumer.destroy().await;
 }
+
+#[tokio::test]
+async fn an_instance_is_written_again_under_a_parent_deleted_since() {
+    init_tracing();
+    let app = "deleted-parent-app";
+    let d = discovery().await;
+    let zk = raw().await;
+    d.register(instance(app, 1, "r1")).await.unwrap();
+    d.unregister(&instance(app, 1, "r1")).await.unwrap();
+    // The writer made `/services/{app}` once; an operator removes it.
+    zk.delete(&format!("/services/{app}"), None).await.unwrap();
+    d.register(instance(app, 2, "r1")).await.unwrap();
+    assert!(
+        zk.check_stat(&format!("/services/{app}/127.0.0.1:2"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    d.destroy().await;
+}
