@@ -27,7 +27,6 @@ use rubbo_registry::{
     PROVIDERS_CATEGORY, Registry, RegistryResult, SharedListener, UrlDelta, empty_url, is_match,
     notify_delta_safely, notify_safely, same_listener,
 };
-use smallvec::SmallVec;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
@@ -37,7 +36,7 @@ use super::metadata_service::{MetadataService as _, MetadataServiceClient};
 use super::metadata_service_v2::{
     MetadataRequest, MetadataServiceV2 as _, MetadataServiceV2Client, from_v2,
 };
-use super::tracked::{self, AppInstances, ById, Tracked, usable_revision};
+use super::tracked::{self, AppInstances, ById, Few, Tracked, usable_revision};
 
 /// The reference parameter naming the provider applications (skips the mapping).
 pub(crate) const PROVIDED_BY_KEY: &str = "provided-by";
@@ -867,17 +866,15 @@ impl Watcher {
                 });
                 // Pending: the addresses of its previous revision, if any.
                 if let Some(info) = info {
-                    let urls: SmallVec<[Url; 1]> = provider_urls(
+                    let urls = provider_urls(
                         i,
                         &info,
                         &self.consumer,
                         &self.interface,
                         &mut self.templates,
-                    )
-                    .into_iter()
-                    .collect();
-                    tracked::url_changes(&t.urls, &urls, &mut gone, &mut new);
-                    t.urls = urls;
+                    );
+                    tracked::url_changes(t.urls.as_slice(), &urls, &mut gone, &mut new);
+                    t.urls = Few::from_vec(urls);
                 }
             }
         }
@@ -909,7 +906,11 @@ impl Watcher {
         self.instances
             .iter()
             .filter(|(a, _)| **a != id.0.service_name)
-            .any(|(_, a)| a.by_id.get(id).is_some_and(|t| t.urls.contains(url)))
+            .any(|(_, a)| {
+                a.by_id
+                    .get(id)
+                    .is_some_and(|t| t.urls.as_slice().contains(url))
+            })
     }
 
     /// The whole list: every address once, in the order of their full strings.
@@ -918,7 +919,7 @@ impl Watcher {
             .instances
             .values()
             .flat_map(|a| a.by_id.values())
-            .flat_map(|t| t.urls.iter())
+            .flat_map(|t| t.urls.as_slice())
             .map(|u| (u.to_full_string(), u))
             .collect();
         keyed.sort_by(|a, b| a.0.cmp(&b.0));

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use rubbo_common::Url;
 use rubbo_metadata::{EMPTY_REVISION, ServiceInstance};
-use smallvec::SmallVec;
 
 /// What changed between two lists of one application's instances.
 #[derive(Debug, Default)]
@@ -92,37 +91,90 @@ impl PartialEq for ById {
 
 impl Eq for ById {}
 
+/// No value, one, or several: the usual one inline, several (rare) boxed, so that a
+/// pointer-sized `T` takes 16 bytes with no allocation of its own (a `Vec` takes 24
+/// and allocates).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+// Boxed `Vec`, not a boxed slice: keeps `Few` two words when `T` is a pointer.
+#[allow(clippy::box_collection)]
+pub(crate) enum Few<T> {
+    #[default]
+    None,
+    One(T),
+    Many(Box<Vec<T>>),
+}
+
+impl<T> Few<T> {
+    pub(crate) fn as_slice(&self) -> &[T] {
+        match self {
+            Few::None => &[],
+            Few::One(t) => std::slice::from_ref(t),
+            Few::Many(v) => v,
+        }
+    }
+
+    pub(crate) fn from_vec(mut v: Vec<T>) -> Self {
+        match v.len() {
+            0 => Few::None,
+            1 => v.pop().map_or(Few::None, Few::One),
+            _ => Few::Many(Box::new(v)),
+        }
+    }
+
+    pub(crate) fn into_vec(self) -> Vec<T> {
+        match self {
+            Few::None => Vec::new(),
+            Few::One(t) => vec![t],
+            Few::Many(v) => *v,
+        }
+    }
+
+    /// Applies `f` to the values as a `Vec`, keeping the result compact.
+    fn update(&mut self, f: impl FnOnce(&mut Vec<T>)) {
+        let mut v = std::mem::take(self).into_vec();
+        f(&mut v);
+        *self = Few::from_vec(v);
+    }
+}
+
 /// One instance (an application and an id) of a subscription. Kept small: one per
 /// (instance, interface subscribed), so 10 per instance of an application of 10
-/// interfaces; the usual case (one backend, one URL) holds no allocation of its own.
+/// interfaces; the usual case (one backend, one URL) is 48 bytes with no allocation of
+/// its own.
 #[derive(Debug, Default)]
 pub(crate) struct Tracked {
     /// The instance as each backend lists it, by backend index, in backend order: the
     /// first one counts.
-    pub(crate) sources: SmallVec<[(usize, Arc<ServiceInstance>); 1]>,
+    sources: Few<(usize, Arc<ServiceInstance>)>,
     /// The instance the URLs and the revision count were made from.
     pub(crate) current: Option<Arc<ServiceInstance>>,
     /// The provider URLs announced for it.
-    pub(crate) urls: SmallVec<[Url; 1]>,
+    pub(crate) urls: Few<Url>,
 }
 
 impl Tracked {
     /// The instance that counts now.
     pub(crate) fn effective(&self) -> Option<&Arc<ServiceInstance>> {
-        self.sources.first().map(|(_, i)| i)
+        self.sources.as_slice().first().map(|(_, i)| i)
     }
 
     /// Backend `backend` lists `instance` (a new one, or a new version).
     pub(crate) fn set_source(&mut self, backend: usize, instance: Arc<ServiceInstance>) {
-        match self.sources.binary_search_by_key(&backend, |(b, _)| *b) {
-            Ok(i) => self.sources[i].1 = instance,
-            Err(i) => self.sources.insert(i, (backend, instance)),
+        match &mut self.sources {
+            Few::None => self.sources = Few::One((backend, instance)),
+            Few::One((b, i)) if *b == backend => *i = instance,
+            _ => self
+                .sources
+                .update(|v| match v.binary_search_by_key(&backend, |(b, _)| *b) {
+                    Ok(i) => v[i].1 = instance,
+                    Err(i) => v.insert(i, (backend, instance)),
+                }),
         }
     }
 
     /// Backend `backend` no longer lists it.
     pub(crate) fn remove_source(&mut self, backend: usize) {
-        self.sources.retain(|(b, _)| *b != backend);
+        self.sources.update(|v| v.retain(|(b, _)| *b != backend));
     }
 }
 
@@ -268,6 +320,25 @@ mod tests {
             1,
             "an unusable revision is not counted"
         );
+    }
+
+    #[test]
+    fn a_tracked_instance_is_small_and_keeps_its_sources_in_backend_order() {
+        assert!(std::mem::size_of::<Tracked>() <= 48);
+        assert_eq!(std::mem::size_of::<Few<Url>>(), 16);
+        let (a, b) = (inst("x", 1, "r1"), inst("x", 1, "r2"));
+        let mut t = Tracked::default();
+        t.set_source(1, b.clone());
+        t.set_source(0, a.clone());
+        assert!(Arc::ptr_eq(t.effective().unwrap(), &a));
+        t.set_source(0, b.clone());
+        assert!(Arc::ptr_eq(t.effective().unwrap(), &b));
+        t.remove_source(0);
+        t.remove_source(0);
+        assert!(Arc::ptr_eq(t.effective().unwrap(), &b));
+        assert!(matches!(t.sources, Few::One(_)));
+        t.remove_source(1);
+        assert!(t.effective().is_none());
     }
 
     #[test]
