@@ -927,7 +927,11 @@ impl Watcher {
         if keyed.is_empty() {
             return vec![empty_url(&self.consumer, PROVIDERS_CATEGORY)];
         }
-        keyed.into_iter().map(|(_, u)| u.clone()).collect()
+        // A new vector of the right size: collecting from `keyed.into_iter()` would
+        // reuse its allocation (four times the size), which the listener then keeps.
+        let mut list = Vec::with_capacity(keyed.len());
+        list.extend(keyed.iter().map(|(_, u)| (*u).clone()));
+        list
     }
 
     /// Announces the first list whole, `empty://` when no address is left, else the
@@ -956,14 +960,18 @@ impl Watcher {
             );
             return;
         }
-        let delta = UrlDelta {
-            removed: removed
+        // New vectors of the right size (see `full_list`).
+        let mut delta = UrlDelta {
+            removed: Vec::with_capacity(removed.len()),
+            added: Vec::with_capacity(added.len()),
+        };
+        delta.removed.extend(
+            removed
                 .into_iter()
                 .filter(|(id, u)| !self.given_elsewhere(id, u))
-                .map(|(_, u)| u)
-                .collect(),
-            added: added.into_iter().map(|(_, u)| u).collect(),
-        };
+                .map(|(_, u)| u),
+        );
+        delta.added.extend(added.into_iter().map(|(_, u)| u));
         if delta.is_empty() {
             return;
         }
