@@ -21,10 +21,11 @@ use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 use zookeeper_client::{Client, Error as ZkError, EventType, OneshotWatcher};
 
-use crate::nodes::NodeModes;
+use crate::nodes::{KnownParents, NodeModes, create_with_parents};
 use crate::paths;
 use crate::session::{Conn, SessionShared};
 use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
+use crate::watch_mode::WatchSupport;
 
 mod instance_watch;
 
@@ -41,6 +42,10 @@ mod instance_watch;
 ///   `dubbo.metadata-report.cas-retry-wait-time` (100 ms), as Java does.
 /// - [`publish_metadata`](Self::publish_metadata) writes
 ///   `/dubbo/metadata/{app}/{revision}` if absent (storage type `remote`).
+/// - The instances of an application are followed by one watcher per application,
+///   shared by every [`watch`](ServiceDiscovery::watch): on ZooKeeper 3.6+ a persistent
+///   recursive watch on `/services/{app}`, else (or with `zk.watch=oneshot`) a child
+///   watch and a data watch per instance node; `zk.watch` as for the registry.
 /// - With the same [`ZookeeperSessions`] as the registry, it shares the registry's
 ///   session.
 pub struct ZookeeperServiceDiscovery {
@@ -59,6 +64,8 @@ struct Inner {
     cas_retries: u32,
     cas_wait: Duration,
     modes: NodeModes,
+    /// The parents of the nodes written (see [`KnownParents`]).
+    parents: KnownParents,
     session: Arc<SessionShared>,
     /// What this discovery registered, by node path, to write again on a new session.
     registered: Mutex<HashMap<String, ServiceInstance>>,
@@ -67,6 +74,9 @@ struct Inner {
     /// The instance watch of each application, shared by every caller of `watch`
     /// (one follower per application, as Java's per-application listener).
     app_watches: Mutex<HashMap<String, AppWatch>>,
+    /// `zk.watch`: whether instances are followed with a persistent watch per
+    /// application (ZooKeeper 3.6+) or a data watch per instance node.
+    watch: WatchSupport,
 }
 
 /// The shared instance watch of one application.
@@ -103,6 +113,7 @@ impl ZookeeperServiceDiscovery {
         let owner = sessions.get(&params);
         let session = owner.shared.clone();
         let timeout = url.param::<RegistryTimeout>();
+        let watch = WatchSupport::of(&url).map_err(MetadataError::Backend)?;
         let inner = Arc::new(Inner {
             address: params.connect_string.clone(),
             services_root: "/services".to_owned(),
@@ -111,10 +122,12 @@ impl ZookeeperServiceDiscovery {
             cas_retries: url.param::<CasRetryTimes>().max(1),
             cas_wait: url.param::<CasRetryWaitTime>(),
             modes: NodeModes::new(params.auth.is_some()),
+            parents: KnownParents::default(),
             session: session.clone(),
             registered: Mutex::new(HashMap::new()),
             instance_reads: AtomicU64::new(0),
             app_watches: Mutex::new(HashMap::new()),
+            watch,
         });
         let recover = tokio::spawn(recover_loop(inner.clone()));
         let discovery = ZookeeperServiceDiscovery {
@@ -233,18 +246,12 @@ impl Inner {
         data: &[u8],
         ephemeral: bool,
     ) -> MetadataResult<()> {
-        if let Some(i) = path.rfind('/').filter(|&i| i > 0) {
-            client
-                .mkdir(&path[..i], &self.modes.persistent)
-                .await
-                .map_err(|e| backend(&path[..i], e))?;
-        }
         let mode = if ephemeral {
             &self.modes.ephemeral
         } else {
             &self.modes.persistent
         };
-        match client.create(path, data, mode).await {
+        match create_with_parents(client, path, data, mode, &self.modes, &self.parents).await {
             Ok(_) => Ok(()),
             Err(ZkError::NodeExists) if !ephemeral => Ok(()),
             Err(ZkError::NodeExists) => {

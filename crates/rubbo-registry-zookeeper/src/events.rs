@@ -91,9 +91,9 @@ pub(crate) async fn watch_category_events(
         let Some(conn) = next_conn(&inner, &mut rx, &mut first).await else {
             return Outcome::Closed;
         };
-        // The first `addWatch` of the registry goes alone (see `Inner::watch_probe`).
+        // The first `addWatch` of the registry goes alone (see `WatchSupport::probe`).
         let probe = if inner.persistent_watch_unknown() {
-            Some(inner.watch_probe.lock().await)
+            Some(inner.watch.probe.lock().await)
         } else {
             None
         };

@@ -13,6 +13,7 @@ mod registry;
 mod session;
 mod sessions;
 mod subscription;
+mod watch_mode;
 
 pub use children::{ChildCache, ChildUpdate};
 pub use config_center::{

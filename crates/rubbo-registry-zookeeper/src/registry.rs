@@ -2,13 +2,11 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use rubbo_common::keys::{
-    Check, Dynamic, EnableEmptyProtection, NotifyDelay, RegistryTimeout, ZK_WATCH_KEY, ZkWatch,
-};
+use rubbo_common::keys::{Check, Dynamic, EnableEmptyProtection, NotifyDelay, RegistryTimeout};
 use rubbo_common::{BoxFuture, Url};
 use rubbo_registry::{
     Registry, RegistryError, RegistryResult, SharedListener, is_any_interface, is_empty_url,
@@ -20,31 +18,14 @@ use tracing::{debug, info, warn};
 use zookeeper_client::{Client, Error as ZkError};
 
 use crate::children::ChildCache;
-use crate::nodes::{NOT_SERVICES, NodeModes, create_node};
+use crate::nodes::{KnownParents, NOT_SERVICES, NodeModes, create_node};
 use crate::paths;
 use crate::session::SessionShared;
 use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
 use crate::subscription::{watch_category, watch_services};
+use crate::watch_mode::WatchSupport;
 
-/// How categories are watched, from the registry URL's `zk.watch` ([`ZkWatch`]):
-///
-/// - `auto` (default): a persistent recursive watch (ZooKeeper 3.6+), whose events
-///   name each child created or deleted, so a push costs the change; when the server
-///   answers that it does not know the request (3.4, 3.5), one-shot child watches, as
-///   `oneshot`.
-/// - `persistent`: the persistent watch only (an older server is an error).
-/// - `oneshot`: a one-shot child watch, listing all the children after every change
-///   (what Java Dubbo's Curator client does).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WatchMode {
-    Auto,
-    Persistent,
-    Oneshot,
-}
-
-const UNKNOWN: u8 = 0;
-const SUPPORTED: u8 = 1;
-const UNSUPPORTED: u8 = 2;
+pub(crate) use crate::watch_mode::WatchMode;
 
 /// The ZooKeeper registry (`zookeeper://127.0.0.1:2181?backup=h2:2181&group=dubbo`).
 ///
@@ -81,14 +62,11 @@ pub(crate) struct Inner {
     pub(crate) notify_delay: Duration,
     pub(crate) empty_protection: bool,
     pub(crate) modes: NodeModes,
+    /// The parents of the nodes written (see [`KnownParents`]).
+    parents: KnownParents,
     pub(crate) session: Arc<SessionShared>,
-    pub(crate) watch_mode: WatchMode,
-    /// Whether the server has persistent watches: [`UNKNOWN`], [`SUPPORTED`] or
-    /// [`UNSUPPORTED`], from the first `addWatch`.
-    persistent_watch: AtomicU8,
-    /// Held while that first `addWatch` is out: an old server closes the connection
-    /// after refusing it, failing whatever else is in flight.
-    pub(crate) watch_probe: tokio::sync::Mutex<()>,
+    /// `zk.watch` and whether the server has persistent watches.
+    pub(crate) watch: WatchSupport,
     destroyed: AtomicBool,
     registered: Mutex<Vec<Url>>,
     subscriptions: Mutex<Vec<Subscription>>,
@@ -133,16 +111,7 @@ impl ZookeeperRegistry {
         let connect_string = params.connect_string.clone();
         let connect_timeout = url.param::<RegistryTimeout>();
         let notify_delay = url.param::<NotifyDelay>();
-        let watch_mode = match url.str_param::<ZkWatch>() {
-            "auto" => WatchMode::Auto,
-            "persistent" => WatchMode::Persistent,
-            "oneshot" => WatchMode::Oneshot,
-            other => {
-                return Err(RegistryError::Config(format!(
-                    "{ZK_WATCH_KEY}={other}: expected auto, persistent or oneshot"
-                )));
-            }
-        };
+        let watch = WatchSupport::of(&url).map_err(RegistryError::Config)?;
         let modes = NodeModes::new(auth.is_some());
         let owner = sessions.get(&params);
         let session = owner.shared.clone();
@@ -152,10 +121,9 @@ impl ZookeeperRegistry {
             notify_delay,
             empty_protection: url.param::<EnableEmptyProtection>(),
             modes,
+            parents: KnownParents::default(),
             session: session.clone(),
-            watch_mode,
-            persistent_watch: AtomicU8::new(UNKNOWN),
-            watch_probe: tokio::sync::Mutex::new(()),
+            watch,
             url: url.clone(),
             destroyed: AtomicBool::new(false),
             registered: Mutex::new(Vec::new()),
@@ -228,23 +196,17 @@ impl Subscription {
 impl Inner {
     /// Whether categories are watched with persistent watches (else one-shot ones).
     pub(crate) fn use_persistent_watch(&self) -> bool {
-        match self.watch_mode {
-            WatchMode::Oneshot => false,
-            WatchMode::Persistent => true,
-            WatchMode::Auto => self.persistent_watch.load(Ordering::SeqCst) != UNSUPPORTED,
-        }
+        self.watch.use_persistent()
     }
 
     /// Whether it is not known yet if the server has persistent watches.
     pub(crate) fn persistent_watch_unknown(&self) -> bool {
-        self.watch_mode == WatchMode::Auto
-            && self.persistent_watch.load(Ordering::SeqCst) == UNKNOWN
+        self.watch.unknown()
     }
 
     /// Records whether the server has persistent watches.
     pub(crate) fn set_persistent_watch(&self, supported: bool) {
-        let v = if supported { SUPPORTED } else { UNSUPPORTED };
-        self.persistent_watch.store(v, Ordering::SeqCst);
+        self.watch.set_supported(supported);
     }
 
     pub(crate) fn zk_error(&self, what: String, e: ZkError) -> RegistryError {
@@ -283,7 +245,7 @@ impl Inner {
                 reg.push(url.clone());
             }
         }
-        if let Err(e) = create_node(&client, &path, ephemeral, &self.modes).await {
+        if let Err(e) = create_node(&client, &path, ephemeral, &self.modes, &self.parents).await {
             self.registered.lock().retain(|u| *u != url);
             return Err(self.zk_error(format!("create {path}"), e));
         }
@@ -439,7 +401,9 @@ impl Inner {
                 }
                 let path = paths::url_path(&self.root, url);
                 let ephemeral = url.param::<Dynamic>();
-                if let Err(e) = create_node(client, &path, ephemeral, &self.modes).await {
+                if let Err(e) =
+                    create_node(client, &path, ephemeral, &self.modes, &self.parents).await
+                {
                     failed += 1;
                     warn!(path, error = %e, "re-registration failed");
                 } else if !still() {

@@ -36,7 +36,7 @@ pub(crate) async fn watch_category(
     if !inner.use_persistent_watch() {
         return watch_children(inner, path, cache, listener, first).await;
     }
-    let fallback = inner.watch_mode == WatchMode::Auto;
+    let fallback = inner.watch.mode == WatchMode::Auto;
     match watch_category_events(
         inner.clone(),
         path.clone(),

@@ -369,3 +369,86 @@ async fn a_watch_holds_the_first_list_when_returned() {
     provider.destroy().await;
     consumer.destroy().await;
 }
+
+/// The total watches a server holds (`wchs`).
+fn total_watches(server: &ZkServer) -> Option<usize> {
+    let out = server.four_letter("wchs")?;
+    let at = out.find("Total watches:")? + "Total watches:".len();
+    out[at..].trim().parse().ok()
+}
+
+#[tokio::test]
+async fn instances_are_followed_without_a_watch_per_instance_node() {
+    init_tracing();
+    // A server of its own: the other tests' watches would count.
+    let server = ZkServer::start();
+    let mode = std::env::var("ZK_WATCH").unwrap_or_default();
+    let connect = || async {
+        ZookeeperServiceDiscovery::connect(server.registry_url("timeout=10000"))
+            .await
+            .unwrap()
+    };
+    let (provider, consumer) = (connect().await, connect().await);
+    let app = "watch-count-app";
+    const N: u16 = 40;
+    for port in 1..=N {
+        provider.register(instance(app, port, "r1")).await.unwrap();
+    }
+    let mut watch = consumer.watch(app).await.unwrap();
+    reads_until(&consumer, &mut watch, 0, |l| l.len() == usize::from(N)).await;
+    let watches = total_watches(&server).expect("wchs");
+    if mode == "oneshot" {
+        assert!(
+            watches >= usize::from(N),
+            "{watches} watches with one-shot watches"
+        );
+    } else {
+        // One persistent watch for the application, not one per instance node.
+        assert!(watches < 5, "{watches} watches for {N} instance nodes");
+    }
+    // Still followed: a change, a join and a leave, each one read at most.
+    let before = consumer.instance_reads();
+    provider.register(instance(app, 7, "r2")).await.unwrap();
+    let reads = reads_until(&consumer, &mut watch, before, |l| {
+        l.iter().any(|i| i.port == 7 && i.revision() == Some("r2"))
+    })
+    .await;
+    assert_eq!(reads, 1);
+    let before = consumer.instance_reads();
+    provider.register(instance(app, N + 1, "r1")).await.unwrap();
+    let reads = reads_until(&consumer, &mut watch, before, |l| {
+        l.len() == usize::from(N) + 1
+    })
+    .await;
+    assert_eq!(reads, 1);
+    let before = consumer.instance_reads();
+    provider
+        .unregister(&instance(app, N + 1, "r1"))
+        .await
+        .unwrap();
+    let reads = reads_until(&consumer, &mut watch, before, |l| l.len() == usize::from(N)).await;
+    assert!(reads <= 1, "{reads} reads for a leave");
+    provider.destroy().await;
+    reads_until(&consumer, &mut watch, 0, |l| l.is_empty()).await;
+    consumer.destroy().await;
+}
+
+#[tokio::test]
+async fn an_instance_is_written_again_under_a_parent_deleted_since() {
+    init_tracing();
+    let app = "deleted-parent-app";
+    let d = discovery().await;
+    let zk = raw().await;
+    d.register(instance(app, 1, "r1")).await.unwrap();
+    d.unregister(&instance(app, 1, "r1")).await.unwrap();
+    // The writer made `/services/{app}` once; an operator removes it.
+    zk.delete(&format!("/services/{app}"), None).await.unwrap();
+    d.register(instance(app, 2, "r1")).await.unwrap();
+    assert!(
+        zk.check_stat(&format!("/services/{app}/127.0.0.1:2"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    d.destroy().await;
+}

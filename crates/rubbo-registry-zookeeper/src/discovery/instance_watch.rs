@@ -1,8 +1,19 @@
 //! The instances of one application, followed incrementally as Curator's
-//! `PathChildrenCache` (under Java's `CuratorFrameworkServiceDiscovery`) does: the
-//! children of `/services/{app}` are listed with a watch; only the children not known
-//! yet are read, each with a data watch; when a data watch fires, only that child is
-//! read again. A change to one of many instances costs one read, not one per instance.
+//! `PathChildrenCache` (under Java's `CuratorFrameworkServiceDiscovery`) does, so that a
+//! change to one of many instances costs one read, not one per instance.
+//!
+//! On ZooKeeper 3.6+ one persistent recursive watch on `/services/{app}` (added before
+//! the children are listed, as the interface-level registry's category watch: see
+//! `events.rs`) names each instance node created, changed or deleted; only that node is
+//! read again. No watch is left per instance node (a data watch costs the client about
+//! 1 KB per node). Events during a reconnection can be lost (ZOOKEEPER-4698) and the
+//! client does not add persistent watches again on a reconnection: after
+//! `Disconnected` then `SyncConnected` the watch is added again and every child read
+//! again.
+//!
+//! On an older server (`addWatch` unimplemented) the children are listed with a
+//! one-shot watch; only the children not known yet are read, each with a data watch;
+//! when a data watch fires, only that child is read again.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,11 +24,15 @@ use futures::stream::FuturesUnordered;
 use rubbo_common::BoxFuture;
 use rubbo_metadata::{InstanceList, ServiceInstance};
 use tokio::sync::watch;
-use tracing::{debug, warn};
-use zookeeper_client::{Client, Error as ZkError, EventType, OneshotWatcher};
+use tracing::{debug, info, warn};
+use zookeeper_client::{
+    AddWatchMode, Client, Error as ZkError, EventType, OneshotWatcher, PersistentWatcher,
+    SessionState, WatchedEvent,
+};
 
 use super::{Inner, back_off, connected};
 use crate::session::Conn;
+use crate::watch_mode::WatchMode;
 
 /// A fired data watch: the child, the generation of the read that set it, the event.
 type DataEvent = (String, u64, EventType);
@@ -79,19 +94,57 @@ impl AppState {
         Ok(watcher)
     }
 
+    /// Lists the children (no watch: the persistent watch covers them), forgets the
+    /// ones gone and reads the new ones, each without a watch.
+    async fn list_plain(&mut self, inner: &Inner, client: &Client) -> Result<(), ZkError> {
+        let mut names = client.list_children(&self.path).await?;
+        names.sort_unstable();
+        self.children
+            .retain(|name, _| names.binary_search(name).is_ok());
+        for name in names {
+            if !self.children.contains_key(&name) {
+                self.read_plain(inner, client, name).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one child without a watch; a child gone meanwhile is forgotten.
+    async fn read_plain(
+        &mut self,
+        inner: &Inner,
+        client: &Client,
+        name: String,
+    ) -> Result<(), ZkError> {
+        let path = format!("{}/{name}", self.path);
+        inner.instance_reads.fetch_add(1, Ordering::Relaxed);
+        match client.get_data(&path).await {
+            Ok((data, _)) => {
+                let instance = parse(&path, &data);
+                self.children.insert(
+                    name,
+                    Child {
+                        generation: 0,
+                        instance,
+                    },
+                );
+                Ok(())
+            }
+            Err(ZkError::NoNode) => {
+                self.children.remove(&name);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Reads one child with a data watch; a child gone meanwhile is forgotten.
     async fn read(&mut self, inner: &Inner, client: &Client, name: String) -> Result<(), ZkError> {
         let path = format!("{}/{name}", self.path);
         inner.instance_reads.fetch_add(1, Ordering::Relaxed);
         match client.get_and_watch_data(&path).await {
             Ok((data, _, watcher)) => {
-                let instance = match ServiceInstance::from_curator_json(&data) {
-                    Ok(i) => Some(Arc::new(i)),
-                    Err(e) => {
-                        warn!(node = %path, error = %e, "skipping an instance node");
-                        None
-                    }
-                };
+                let instance = parse(&path, &data);
                 self.generation += 1;
                 let generation = self.generation;
                 let key = name.clone();
@@ -173,6 +226,181 @@ impl AppState {
     }
 }
 
+/// The instance a node holds; `None` (logged) when it does not parse.
+fn parse(path: &str, data: &[u8]) -> Option<Arc<ServiceInstance>> {
+    match ServiceInstance::from_curator_json(data) {
+        Ok(i) => Some(Arc::new(i)),
+        Err(e) => {
+            warn!(node = %path, error = %e, "skipping an instance node");
+            None
+        }
+    }
+}
+
+/// What one event of the persistent watch means for the application.
+enum Seen {
+    /// An instance node created or changed (`true`), or deleted (`false`).
+    Child(String, bool),
+    Disconnected,
+    Connected,
+    /// The session ended: the watcher must not be polled again.
+    Ended,
+    Other,
+}
+
+fn classify(path: &str, event: WatchedEvent) -> Seen {
+    match event.event_type {
+        EventType::Session => match event.session_state {
+            SessionState::Disconnected => Seen::Disconnected,
+            SessionState::SyncConnected | SessionState::ConnectedReadOnly => Seen::Connected,
+            s if s.is_terminated() => Seen::Ended,
+            _ => Seen::Other,
+        },
+        EventType::NodeCreated | EventType::NodeDataChanged | EventType::NodeDeleted => {
+            let child = event
+                .path
+                .strip_prefix(path)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .filter(|name| !name.is_empty() && !name.contains('/'));
+            match child {
+                Some(name) => {
+                    Seen::Child(name.to_owned(), event.event_type != EventType::NodeDeleted)
+                }
+                None => Seen::Other,
+            }
+        }
+        EventType::NodeChildrenChanged => Seen::Other,
+    }
+}
+
+/// How following with a persistent watch ended.
+enum Persistent {
+    /// As [`Next`].
+    Next(Next),
+    /// The server does not know `addWatch` (before 3.6).
+    Unsupported,
+}
+
+/// Follows the application in one session with a persistent recursive watch.
+async fn follow_persistent(
+    inner: &Inner,
+    state: &mut AppState,
+    client: &Client,
+    tx: &watch::Sender<InstanceList>,
+    listed: &watch::Sender<bool>,
+    rx: &mut watch::Receiver<Option<Conn>>,
+    failures: &mut u32,
+) -> Result<Persistent, ZkError> {
+    loop {
+        // The first `addWatch` of the discovery goes alone (an old server closes the
+        // connection after refusing it).
+        let probe = if inner.watch.unknown() {
+            Some(inner.watch.probe.lock().await)
+        } else {
+            None
+        };
+        if !inner.watch.use_persistent() {
+            return Ok(Persistent::Unsupported);
+        }
+        client.mkdir(&state.path, &inner.modes.persistent).await?;
+        let mut watcher = match client
+            .watch(&state.path, AddWatchMode::PersistentRecursive)
+            .await
+        {
+            Ok(w) => {
+                if probe.is_some() {
+                    inner.watch.set_supported(true);
+                }
+                w
+            }
+            Err(ZkError::Unimplemented) if inner.watch.mode == WatchMode::Auto => {
+                info!(node = %state.path, zookeeper = %inner.address, "zookeeper does not support persistent watches (before 3.6); a watch per instance node");
+                inner.watch.set_supported(false);
+                return Ok(Persistent::Unsupported);
+            }
+            Err(e) => return Err(e),
+        };
+        drop(probe);
+        state.list_plain(inner, client).await?;
+        publish(tx, state.instances());
+        listed.send_if_modified(|l| !std::mem::replace(l, true));
+        *failures = 0;
+        match follow_events(inner, state, client, &mut watcher, tx, rx).await? {
+            // Reconnected: events may be lost, so every child is read again.
+            None => state.children.clear(),
+            Some(next) => return Ok(Persistent::Next(next)),
+        }
+    }
+}
+
+/// Applies the persistent watch's events until the session changes (`Some`) or the
+/// connection comes back after a loss (`None`: watch and list again).
+async fn follow_events(
+    inner: &Inner,
+    state: &mut AppState,
+    client: &Client,
+    watcher: &mut PersistentWatcher,
+    tx: &watch::Sender<InstanceList>,
+    rx: &mut watch::Receiver<Option<Conn>>,
+) -> Result<Option<Next>, ZkError> {
+    let mut disconnected = false;
+    loop {
+        let event = tokio::select! {
+            changed = rx.changed() => {
+                return Ok(Some(if changed.is_err() { Next::Closed } else { Next::Session }));
+            }
+            () = tx.closed() => return Ok(Some(Next::Closed)),
+            event = watcher.changed() => event,
+        };
+        let mut seen = classify(&state.path, event);
+        // This batch: each child to its last event, present (`true`) or deleted. A new
+        // map per batch: a burst does not keep its memory.
+        let mut batch: BTreeMap<String, bool> = BTreeMap::new();
+        let (mut relist, mut ended) = (false, false);
+        loop {
+            match seen {
+                Seen::Child(name, present) => {
+                    batch.insert(name, present);
+                }
+                Seen::Disconnected => disconnected = true,
+                Seen::Connected => {
+                    relist |= disconnected;
+                    disconnected = false;
+                }
+                Seen::Ended => {
+                    ended = true;
+                    break;
+                }
+                Seen::Other => {}
+            }
+            // What is already queued joins this batch.
+            match futures::FutureExt::now_or_never(watcher.changed()) {
+                Some(event) => seen = classify(&state.path, event),
+                None => break,
+            }
+        }
+        if !batch.is_empty() {
+            debug!(app = %state.app, changed = batch.len(), "instance nodes changed");
+            for (name, present) in batch {
+                if present {
+                    state.read_plain(inner, client, name).await?;
+                } else {
+                    state.children.remove(&name);
+                }
+            }
+            publish(tx, state.instances());
+        }
+        if ended {
+            // Never poll this watcher again: wait for the next session.
+            return Ok(Some(Next::Session));
+        }
+        if relist {
+            debug!(app = %state.app, "reconnected: watching and reading the instances again");
+            return Ok(None);
+        }
+    }
+}
+
 fn publish(tx: &watch::Sender<InstanceList>, list: Vec<Arc<ServiceInstance>>) {
     tx.send_if_modified(|old| {
         let changed = **old != list;
@@ -223,6 +451,20 @@ async fn follow_instances(
         // Watches do not outlive their session: a new one starts from nothing.
         let mut state = AppState::new(app, &path);
         let ended = async {
+            match follow_persistent(
+                inner,
+                &mut state,
+                &conn.client,
+                tx,
+                listed,
+                &mut rx,
+                &mut failures,
+            )
+            .await?
+            {
+                Persistent::Next(next) => return Ok(next),
+                Persistent::Unsupported => {}
+            }
             loop {
                 let watcher = state.list(inner, &conn.client).await?;
                 let mut watcher: BoxFuture<'static, EventType> =

@@ -39,7 +39,7 @@ impl ZkServer {
         std::fs::create_dir_all(dir.path().join("data")).expect("data dir");
         let cfg = format!(
             "tickTime=1000\ndataDir={}\nclientPort={port}\nclientPortAddress=127.0.0.1\n\
-             admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr,stat,mntr,cons\n\
+             admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr,stat,mntr,cons,wchs\n\
              maxSessionTimeout=60000\nminSessionTimeout=2000\n",
             dir.path().join("data").display()
         );

@@ -11,7 +11,7 @@
 //! retried with backoff; the instance is kept pending and keeps the addresses of its
 //! previous revision, so a bad instance never clears valid addresses.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ use super::metadata_service::{MetadataService as _, MetadataServiceClient};
 use super::metadata_service_v2::{
     MetadataRequest, MetadataServiceV2 as _, MetadataServiceV2Client, from_v2,
 };
-use super::tracked::{self, AppInstances, Tracked, usable_revision};
+use super::tracked::{self, AppInstances, ById, Few, Tracked, usable_revision};
 
 /// The reference parameter naming the provider applications (skips the mapping).
 pub(crate) const PROVIDED_BY_KEY: &str = "provided-by";
@@ -647,8 +647,9 @@ impl Watcher {
     /// instances concerned only, and announces the change: the whole list the first
     /// time (and `empty://` whenever no address is left), else a delta.
     async fn refresh(&mut self, listener: &SharedListener) {
-        // (application, id) of the instances to look at again.
-        let mut dirty: HashSet<(String, String)> = HashSet::new();
+        // The instances to look at again (their application and id), sorted and
+        // deduplicated below.
+        let mut dirty: Vec<Arc<ServiceInstance>> = Vec::new();
         for (b, apps) in self.apps.iter_mut().enumerate() {
             for w in apps.values_mut() {
                 let now = w.current();
@@ -657,27 +658,26 @@ impl Watcher {
                 }
                 let changed = tracked::changes(&w.applied, &now);
                 // Removals first: a list out of order may report an instance as both.
-                for i in &changed.removed {
-                    let key = (i.service_name.clone(), i.id());
+                for i in changed.removed {
                     if let Some(t) = self
                         .instances
-                        .get_mut(&key.0)
-                        .and_then(|a| a.by_id.get_mut(&key.1))
+                        .get_mut(&i.service_name)
+                        .and_then(|a| a.by_id.get_mut(&ById(i.clone())))
                     {
                         t.remove_source(b);
                     }
-                    dirty.insert(key);
+                    dirty.push(i);
                 }
                 for i in changed.upserted {
-                    let key = (i.service_name.clone(), i.id());
-                    self.instances
-                        .entry(key.0.clone())
+                    let app = match self.instances.get_mut(&i.service_name) {
+                        Some(a) => a,
+                        None => self.instances.entry(i.service_name.clone()).or_default(),
+                    };
+                    app.by_id
+                        .entry(ById(i.clone()))
                         .or_default()
-                        .by_id
-                        .entry(key.1.clone())
-                        .or_default()
-                        .set_source(b, i);
-                    dirty.insert(key);
+                        .set_source(b, i.clone());
+                    dirty.push(i);
                 }
                 w.applied = now;
             }
@@ -700,17 +700,24 @@ impl Watcher {
             }
             wanted.push((key.0, key.1, i.clone()));
         };
-        for (app, id) in &dirty {
+        let same = |a: &Arc<ServiceInstance>, b: &Arc<ServiceInstance>| {
+            a.service_name
+                .cmp(&b.service_name)
+                .then_with(|| a.cmp_id(b))
+        };
+        dirty.sort_by(same);
+        dirty.dedup_by(|a, b| same(a, b).is_eq());
+        for d in &dirty {
             let Some(i) = self
                 .instances
-                .get(app)
-                .and_then(|a| a.by_id.get(id))
+                .get(&d.service_name)
+                .and_then(|a| a.by_id.get(&ById(d.clone())))
                 .and_then(Tracked::effective)
             else {
                 continue;
             };
             match usable_revision(i) {
-                Some(rev) => want(app, rev, i, &self.pending, &self.cache),
+                Some(rev) => want(&d.service_name, rev, i, &self.pending, &self.cache),
                 None => {
                     if self.skipped.insert(i.id()) {
                         warn!(app = %i.service_name, instance = %i.id(), "instance without a revision skipped");
@@ -800,17 +807,23 @@ impl Watcher {
             }
         }
         // A revision now known: every instance carrying it gets its addresses.
+        let mut more = false;
         for key in fetched {
             self.pending.remove(&key);
             if let Some(a) = self.instances.get(&key.0) {
                 for id in a.carrying(&key.1) {
-                    dirty.insert((key.0.clone(), id));
+                    dirty.push(id.0);
+                    more = true;
                 }
             }
         }
+        if more {
+            dirty.sort_by(same);
+            dirty.dedup_by(|a, b| same(a, b).is_eq());
+        }
         let (mut added, mut removed) = (Vec::new(), Vec::new());
-        for (app, id) in &dirty {
-            self.recompute(app, id, &mut added, &mut removed);
+        for d in dirty {
+            self.recompute(d, &mut added, &mut removed);
         }
         // Revisions no instance carries any more are not retried.
         let instances = &self.instances;
@@ -823,27 +836,27 @@ impl Watcher {
         self.announce(listener, added, removed);
     }
 
-    /// Recomputes the addresses of instance `id` of `app` from the version that
-    /// counts (a pending revision keeps the previous addresses), noting what changed
-    /// as (application, id, URL).
+    /// Recomputes the addresses of the instance of `at`'s application and id from the
+    /// version that counts (a pending revision keeps the previous addresses), noting
+    /// what changed as (instance of that application and id, URL).
     fn recompute(
         &mut self,
-        app: &str,
-        id: &str,
-        added: &mut Vec<(String, String, Url)>,
-        removed: &mut Vec<(String, String, Url)>,
+        at: Arc<ServiceInstance>,
+        added: &mut Vec<(ById, Url)>,
+        removed: &mut Vec<(ById, Url)>,
     ) {
-        let Some(a) = self.instances.get_mut(app) else {
+        let Some(a) = self.instances.get_mut(&at.service_name) else {
             return;
         };
-        let Some(t) = a.by_id.get_mut(id) else {
+        let id = ById(at);
+        let Some(t) = a.by_id.get_mut(&id) else {
             return;
         };
         let effective = t.effective().cloned();
         let old = std::mem::replace(&mut t.current, effective.clone());
         let (mut gone, mut new) = (Vec::new(), Vec::new());
         match &effective {
-            None => gone = std::mem::take(&mut t.urls),
+            None => gone = std::mem::take(&mut t.urls).into_vec(),
             Some(i) => {
                 let info = usable_revision(i).and_then(|r| {
                     self.cache
@@ -860,28 +873,44 @@ impl Watcher {
                         &self.interface,
                         &mut self.templates,
                     );
-                    tracked::url_changes(&t.urls, &urls, &mut gone, &mut new);
-                    t.urls = urls;
+                    tracked::url_changes(t.urls.as_slice(), &urls, &mut gone, &mut new);
+                    t.urls = Few::from_vec(urls);
                 }
             }
         }
         a.recount(old.as_deref(), effective.as_deref());
-        if effective.is_none() {
-            a.by_id.remove(id);
+        match effective {
+            None => {
+                a.by_id.remove(&id);
+            }
+            // The table holds the version that counts, not an older one.
+            Some(e) => {
+                if a.by_id
+                    .get_key_value(&id)
+                    .is_some_and(|(k, _)| !Arc::ptr_eq(&k.0, &e))
+                {
+                    if let Some(t) = a.by_id.remove(&id) {
+                        a.by_id.insert(ById(e), t);
+                    }
+                }
+            }
         }
         self.urls = self.urls + new.len() - gone.len();
-        let at = |u| (app.to_owned(), id.to_owned(), u);
-        added.extend(new.into_iter().map(at));
-        removed.extend(gone.into_iter().map(at));
+        added.extend(new.into_iter().map(|u| (id.clone(), u)));
+        removed.extend(gone.into_iter().map(|u| (id.clone(), u)));
     }
 
-    /// Whether an instance of another application with the same id gives `url`
-    /// (one address announced by two applications).
-    fn given_elsewhere(&self, app: &str, id: &str, url: &Url) -> bool {
+    /// Whether an instance of another application with the same id as `id` gives
+    /// `url` (one address announced by two applications).
+    fn given_elsewhere(&self, id: &ById, url: &Url) -> bool {
         self.instances
             .iter()
-            .filter(|(a, _)| a.as_str() != app)
-            .any(|(_, a)| a.by_id.get(id).is_some_and(|t| t.urls.contains(url)))
+            .filter(|(a, _)| **a != id.0.service_name)
+            .any(|(_, a)| {
+                a.by_id
+                    .get(id)
+                    .is_some_and(|t| t.urls.as_slice().contains(url))
+            })
     }
 
     /// The whole list: every address once, in the order of their full strings.
@@ -890,7 +919,7 @@ impl Watcher {
             .instances
             .values()
             .flat_map(|a| a.by_id.values())
-            .flat_map(|t| t.urls.iter())
+            .flat_map(|t| t.urls.as_slice())
             .map(|u| (u.to_full_string(), u))
             .collect();
         keyed.sort_by(|a, b| a.0.cmp(&b.0));
@@ -898,7 +927,11 @@ impl Watcher {
         if keyed.is_empty() {
             return vec![empty_url(&self.consumer, PROVIDERS_CATEGORY)];
         }
-        keyed.into_iter().map(|(_, u)| u.clone()).collect()
+        // A new vector of the right size: collecting from `keyed.into_iter()` would
+        // reuse its allocation (four times the size), which the listener then keeps.
+        let mut list = Vec::with_capacity(keyed.len());
+        list.extend(keyed.iter().map(|(_, u)| (*u).clone()));
+        list
     }
 
     /// Announces the first list whole, `empty://` when no address is left, else the
@@ -906,8 +939,8 @@ impl Watcher {
     fn announce(
         &mut self,
         listener: &SharedListener,
-        added: Vec<(String, String, Url)>,
-        removed: Vec<(String, String, Url)>,
+        added: Vec<(ById, Url)>,
+        removed: Vec<(ById, Url)>,
     ) {
         if !self.announced {
             self.announced = true;
@@ -927,14 +960,18 @@ impl Watcher {
             );
             return;
         }
-        let delta = UrlDelta {
-            removed: removed
-                .into_iter()
-                .filter(|(app, id, u)| !self.given_elsewhere(app, id, u))
-                .map(|(_, _, u)| u)
-                .collect(),
-            added: added.into_iter().map(|(_, _, u)| u).collect(),
+        // New vectors of the right size (see `full_list`).
+        let mut delta = UrlDelta {
+            removed: Vec::with_capacity(removed.len()),
+            added: Vec::with_capacity(added.len()),
         };
+        delta.removed.extend(
+            removed
+                .into_iter()
+                .filter(|(id, u)| !self.given_elsewhere(id, u))
+                .map(|(_, u)| u),
+        );
+        delta.added.extend(added.into_iter().map(|(_, u)| u));
         if delta.is_empty() {
             return;
         }

@@ -4,6 +4,7 @@
 //! many instances carry each revision.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use rubbo_common::Url;
@@ -69,42 +70,118 @@ pub(crate) fn usable_revision(instance: &ServiceInstance) -> Option<&str> {
         .filter(|r| !r.is_empty() && *r != EMPTY_REVISION)
 }
 
-/// One instance (an application and an id) of a subscription.
+/// An instance's place in a subscription's table: its id (`host:port`), read from the
+/// (shared) instance held, so that the table keeps no id string of its own. After
+/// [`Watcher::recompute`](super::consumer), the instance held is the one that counts.
+#[derive(Debug, Clone)]
+pub(crate) struct ById(pub(crate) Arc<ServiceInstance>);
+
+impl Hash for ById {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.host.hash(state);
+        self.0.port.hash(state);
+    }
+}
+
+impl PartialEq for ById {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.port == other.0.port && self.0.host == other.0.host
+    }
+}
+
+impl Eq for ById {}
+
+/// No value, one, or several: the usual one inline, several (rare) boxed, so that a
+/// pointer-sized `T` takes 16 bytes with no allocation of its own (a `Vec` takes 24
+/// and allocates).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+// Boxed `Vec`, not a boxed slice: keeps `Few` two words when `T` is a pointer.
+#[allow(clippy::box_collection)]
+pub(crate) enum Few<T> {
+    #[default]
+    None,
+    One(T),
+    Many(Box<Vec<T>>),
+}
+
+impl<T> Few<T> {
+    pub(crate) fn as_slice(&self) -> &[T] {
+        match self {
+            Few::None => &[],
+            Few::One(t) => std::slice::from_ref(t),
+            Few::Many(v) => v,
+        }
+    }
+
+    pub(crate) fn from_vec(mut v: Vec<T>) -> Self {
+        match v.len() {
+            0 => Few::None,
+            1 => v.pop().map_or(Few::None, Few::One),
+            _ => Few::Many(Box::new(v)),
+        }
+    }
+
+    pub(crate) fn into_vec(self) -> Vec<T> {
+        match self {
+            Few::None => Vec::new(),
+            Few::One(t) => vec![t],
+            Few::Many(v) => *v,
+        }
+    }
+
+    /// Applies `f` to the values as a `Vec`, keeping the result compact.
+    fn update(&mut self, f: impl FnOnce(&mut Vec<T>)) {
+        let mut v = std::mem::take(self).into_vec();
+        f(&mut v);
+        *self = Few::from_vec(v);
+    }
+}
+
+/// One instance (an application and an id) of a subscription. Kept small: one per
+/// (instance, interface subscribed), so 10 per instance of an application of 10
+/// interfaces; the usual case (one backend, one URL) is 48 bytes with no allocation of
+/// its own.
 #[derive(Debug, Default)]
 pub(crate) struct Tracked {
     /// The instance as each backend lists it, by backend index, in backend order: the
     /// first one counts.
-    pub(crate) sources: Vec<(usize, Arc<ServiceInstance>)>,
+    sources: Few<(usize, Arc<ServiceInstance>)>,
     /// The instance the URLs and the revision count were made from.
     pub(crate) current: Option<Arc<ServiceInstance>>,
     /// The provider URLs announced for it.
-    pub(crate) urls: Vec<Url>,
+    pub(crate) urls: Few<Url>,
 }
 
 impl Tracked {
     /// The instance that counts now.
     pub(crate) fn effective(&self) -> Option<&Arc<ServiceInstance>> {
-        self.sources.first().map(|(_, i)| i)
+        self.sources.as_slice().first().map(|(_, i)| i)
     }
 
     /// Backend `backend` lists `instance` (a new one, or a new version).
     pub(crate) fn set_source(&mut self, backend: usize, instance: Arc<ServiceInstance>) {
-        match self.sources.binary_search_by_key(&backend, |(b, _)| *b) {
-            Ok(i) => self.sources[i].1 = instance,
-            Err(i) => self.sources.insert(i, (backend, instance)),
+        match &mut self.sources {
+            Few::None => self.sources = Few::One((backend, instance)),
+            Few::One((b, i)) if *b == backend => *i = instance,
+            _ => self
+                .sources
+                .update(|v| match v.binary_search_by_key(&backend, |(b, _)| *b) {
+                    Ok(i) => v[i].1 = instance,
+                    Err(i) => v.insert(i, (backend, instance)),
+                }),
         }
     }
 
     /// Backend `backend` no longer lists it.
     pub(crate) fn remove_source(&mut self, backend: usize) {
-        self.sources.retain(|(b, _)| *b != backend);
+        self.sources.update(|v| v.retain(|(b, _)| *b != backend));
     }
 }
 
 /// The instances of one application in a subscription.
 #[derive(Debug, Default)]
 pub(crate) struct AppInstances {
-    pub(crate) by_id: HashMap<String, Tracked>,
+    pub(crate) by_id: HashMap<ById, Tracked>,
     /// How many instances (their current version) carry each usable revision.
     pub(crate) revisions: HashMap<String, usize>,
 }
@@ -134,8 +211,8 @@ impl AppInstances {
         }
     }
 
-    /// The ids of the instances whose version that counts carries `revision`.
-    pub(crate) fn carrying(&self, revision: &str) -> Vec<String> {
+    /// The instances whose version that counts carries `revision`.
+    pub(crate) fn carrying(&self, revision: &str) -> Vec<ById> {
         self.by_id
             .iter()
             .filter(|(_, t)| t.effective().and_then(|i| usable_revision(i)) == Some(revision))
@@ -243,6 +320,25 @@ mod tests {
             1,
             "an unusable revision is not counted"
         );
+    }
+
+    #[test]
+    fn a_tracked_instance_is_small_and_keeps_its_sources_in_backend_order() {
+        assert!(std::mem::size_of::<Tracked>() <= 48);
+        assert_eq!(std::mem::size_of::<Few<Url>>(), 16);
+        let (a, b) = (inst("x", 1, "r1"), inst("x", 1, "r2"));
+        let mut t = Tracked::default();
+        t.set_source(1, b.clone());
+        t.set_source(0, a.clone());
+        assert!(Arc::ptr_eq(t.effective().unwrap(), &a));
+        t.set_source(0, b.clone());
+        assert!(Arc::ptr_eq(t.effective().unwrap(), &b));
+        t.remove_source(0);
+        t.remove_source(0);
+        assert!(Arc::ptr_eq(t.effective().unwrap(), &b));
+        assert!(matches!(t.sources, Few::One(_)));
+        t.remove_source(1);
+        assert!(t.effective().is_none());
     }
 
     #[test]
