@@ -92,6 +92,11 @@ impl Invoker for Provider {
             if inv.method() == "Panic" {
                 panic!("the handler panics (test)");
             }
+            if inv.method() == "PanicLater" {
+                // Waits first, so it panics in a task of its own.
+                tokio::task::yield_now().await;
+                panic!("the handler panics in its task (test)");
+            }
             if inv.method() == "Hold" {
                 started.fetch_add(1, Ordering::SeqCst);
                 let mut guard = CountDrop(dropped, false);
@@ -124,7 +129,7 @@ async fn serve(params: &str) -> Server {
 
 async fn serve_on(transport: &str, params: &str) -> Server {
     let url = Url::parse(&format!(
-        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Echo,Hold,Sink,Big,Panic&idl-methods=Echo,Hold,Sink,Big,Panic\
+        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Echo,Hold,Sink,Big,Panic,PanicLater&idl-methods=Echo,Hold,Sink,Big,Panic,PanicLater\
          &stream-methods=Sink:client,Big:server&triple.transport={transport}&{params}"
     ))
     .unwrap();
@@ -690,9 +695,15 @@ async fn a_request_whose_data_comes_later_is_answered_and_one_that_stays_open_st
 
 #[tokio::test]
 async fn a_handler_that_panics_resets_its_stream_and_the_connection_serves_on() {
+    for method in ["Panic", "PanicLater"] {
+        a_panicking_handler(method).await;
+    }
+}
+
+async fn a_panicking_handler(method: &str) {
     let server = serve("").await;
     let mut c = connect(server.port).await;
-    call(&mut c, 1, "Panic", b"boom").await;
+    call(&mut c, 1, method, b"boom").await;
     match next(&mut c).await {
         Some(h2f::Frame::Reset(r)) => {
             assert_eq!(u32::from(r.stream_id()), 1);

@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use futures::future::{AbortHandle, Abortable};
+use futures::future::{AbortHandle, Abortable, FutureExt};
 use futures::stream::{FuturesUnordered, StreamExt};
 use h2::Reason;
 use h2::frame::{self as h2f, StreamId};
@@ -81,6 +81,8 @@ pub(crate) enum Event {
     Response(u32, Response<TriBody>),
     /// The call read this many bytes of the stream's request.
     Release(u32, usize),
+    /// The call's task panicked: its stream is reset.
+    Panicked(u32),
 }
 
 /// A call: the handler's future for one request.
@@ -346,6 +348,10 @@ where
                 match event {
                     Event::Response(id, response) => self.on_response(id, response),
                     Event::Release(id, n) => self.release(id, n),
+                    Event::Panicked(id) => {
+                        warn!(stream = id, "handler panicked, stream reset");
+                        self.reset(id, Reason::INTERNAL_ERROR);
+                    }
                 }
             }
             while self.queued() < HIGH && !self.pulls.is_empty() {
@@ -753,8 +759,13 @@ where
         let events = self.events_tx.clone();
         let working = self.busy.enter();
         tokio::spawn(async move {
-            let response = call.await;
-            let _ = events.send(Event::Response(id, response));
+            // A panic is caught here, not left to the runtime, so that its stream is
+            // reset instead of waiting for an answer that never comes.
+            let event = match AssertUnwindSafe(call).catch_unwind().await {
+                Ok(response) => Event::Response(id, response),
+                Err(_) => Event::Panicked(id),
+            };
+            let _ = events.send(event);
             drop(working);
         })
         .abort_handle()
@@ -778,10 +789,11 @@ where
                 // Reset meanwhile: its call never starts.
                 continue;
             };
-            if s.recv.is_some() && !waited {
-                // Its request goes on: most often the DATA of a unary request in the
-                // client's next write. Polled now, the call would wait for it in a
-                // task of its own.
+            if s.recv.is_some() && s.early.is_none() && !waited {
+                // Its request goes on and no DATA came yet: most often the DATA of a
+                // unary request in the client's next write. Polled now, the call would
+                // wait for it in a task of its own. (A request with DATA but no end is
+                // a client that streams: it starts now, not `DEFER` later.)
                 self.fresh.push((id, req));
                 continue;
             }
