@@ -20,12 +20,16 @@ const HB: Duration = Duration::from_millis(100);
 
 /// A raw peer accepts the client's connection; if `answer`, it replies to every
 /// heartbeat. Returns (heartbeats seen, whether the client closed the socket, time
-/// taken, the socket, still open when the client did not close it)
-/// after `run_for` or the client's close, whichever is first.
+/// since `since`, the socket, still open when the client did not close it)
+/// after `run_for` or the client's close, whichever is first. `since` is taken before
+/// the client connects: the client's timers start at its connect, which a loaded
+/// machine may run well before this task accepts, so time since the accept would
+/// understate how long the client waited.
 async fn raw_provider(
     listener: &TcpListener,
     answer: bool,
     run_for: Duration,
+    since: Instant,
 ) -> (usize, bool, Duration, TcpStream) {
     let (mut s, _) = bounded("accept", LONG, listener.accept()).await.unwrap();
     let started = Instant::now();
@@ -49,8 +53,8 @@ async fn raw_provider(
         }
         let read = tokio::time::timeout_at(deadline, s.read_buf(&mut buf)).await;
         match read {
-            Err(_) => return (heartbeats, false, started.elapsed(), s),
-            Ok(Ok(0)) | Ok(Err(_)) => return (heartbeats, true, started.elapsed(), s),
+            Err(_) => return (heartbeats, false, since.elapsed(), s),
+            Ok(Ok(0)) | Ok(Err(_)) => return (heartbeats, true, since.elapsed(), s),
             Ok(Ok(_)) => {}
         }
     }
@@ -60,12 +64,13 @@ async fn raw_provider(
 async fn client_heartbeats_keep_an_answering_peer() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
+    let since = Instant::now();
     let connecting = tokio::spawn(async move {
         ExchangeClient::connect(&addr, client_config().with_heartbeat(HB)).await
     });
     // 1 s is over 3 x the 300 ms heartbeat timeout: only the answers keep it open
     let (heartbeats, closed, _, _socket) =
-        raw_provider(&listener, true, Duration::from_secs(1)).await;
+        raw_provider(&listener, true, Duration::from_secs(1), since).await;
     let client = connecting.await.unwrap().unwrap();
     assert!(!closed, "client closed a peer that answers heartbeats");
     assert!(heartbeats >= 3, "only {heartbeats} heartbeats in 1 s");
@@ -76,10 +81,11 @@ async fn client_heartbeats_keep_an_answering_peer() {
 async fn client_closes_peer_that_stops_answering() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
+    let since = Instant::now();
     let connecting = tokio::spawn(async move {
         ExchangeClient::connect(&addr, client_config().with_heartbeat(HB)).await
     });
-    let (heartbeats, closed, after, _) = raw_provider(&listener, false, LONG).await;
+    let (heartbeats, closed, after, _) = raw_provider(&listener, false, LONG, since).await;
     let _client = connecting.await.unwrap().unwrap();
     assert!(closed, "client kept a silent peer");
     assert!(heartbeats >= 2, "{heartbeats} heartbeats before closing");
