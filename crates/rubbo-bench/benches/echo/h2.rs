@@ -28,7 +28,7 @@ pub(crate) struct Client {
 }
 
 /// `message` as a protobuf `EchoRequest` (field 1, length-delimited) in a gRPC frame.
-fn framed(message: &str) -> anyhow::Result<Bytes> {
+pub(crate) fn framed(message: &str) -> anyhow::Result<Bytes> {
     let mut pb = BytesMut::new();
     pb.put_u8(0x0a);
     let mut len = message.len() as u64;

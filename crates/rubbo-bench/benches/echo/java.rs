@@ -112,7 +112,7 @@ pub(crate) struct JavaCommand {
 
 /// User + system CPU time of a live process, from `/proc/PID/stat` (in clock ticks of
 /// `ticks_per_s`).
-fn process_cpu(pid: u32, ticks_per_s: f64) -> Option<Duration> {
+pub(crate) fn process_cpu(pid: u32, ticks_per_s: f64) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: fields count from the last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
@@ -126,7 +126,7 @@ fn process_cpu(pid: u32, ticks_per_s: f64) -> Option<Duration> {
 
 /// `sysconf(_SC_CLK_TCK)`, the unit of `/proc/PID/stat`'s times, from `getconf CLK_TCK`
 /// (this crate forbids `unsafe`); Linux's 100 when that fails.
-async fn clock_ticks() -> f64 {
+pub(crate) async fn clock_ticks() -> f64 {
     let out = Command::new("getconf")
         .arg("CLK_TCK")
         .stdin(Stdio::null())

@@ -11,6 +11,7 @@ mod cpu;
 mod dubbo;
 mod grpc;
 mod h2;
+mod h2load;
 mod java;
 mod load;
 mod raw;
@@ -82,7 +83,7 @@ impl Config {
             raw_coalesce: env::<u8>("RUBBO_BENCH_RAW_COALESCE", 1)? != 0,
             triple: env_list(
                 "RUBBO_BENCH_TRIPLE",
-                "h2-rubbo,h2-tonic,rubbo-tonic,tonic-tonic,rubbo-java,java-rubbo,java-java",
+                "h2-rubbo,h2-tonic,h2load-rubbo,h2load-tonic,rubbo-tonic,tonic-tonic,rubbo-java,java-rubbo,java-java",
             )?,
             server_threads: env::<usize>("RUBBO_BENCH_SERVER_THREADS", 1)?.max(1),
             client_threads: env::<usize>("RUBBO_BENCH_CLIENT_THREADS", 1)?.max(1),
@@ -124,9 +125,27 @@ fn main() -> anyhow::Result<()> {
             None
         }
     };
+    // The `h2load-*` cells run when h2load is installed.
+    let h2load = match config.triple.iter().any(|p| p.is_h2load()) {
+        true => match runtime.block_on(h2load::locate()) {
+            Ok(h2load) => Some(h2load),
+            Err(why) => {
+                eprintln!("h2load cells skipped: {why}");
+                config.triple.retain(|p| !p.is_h2load());
+                None
+            }
+        },
+        false => None,
+    };
     let mut records = Vec::new();
     let rows = runtime.block_on(run_all(&config, java.as_ref(), &mut records))?;
-    let tri_rows = runtime.block_on(run_triple(&config, &sides, java.as_ref(), &mut records))?;
+    let tri_rows = runtime.block_on(run_triple(
+        &config,
+        &sides,
+        java.as_ref(),
+        h2load,
+        &mut records,
+    ))?;
     let load = loadavg();
     let mut md = String::new();
     if !config.systems.is_empty() {
@@ -195,6 +214,7 @@ async fn run_triple(
     config: &Config,
     sides: &Sides,
     java: Option<&java::JavaCommand>,
+    h2load: Option<h2load::H2load>,
     records: &mut Vec<serde_json::Value>,
 ) -> anyhow::Result<Vec<TriRow>> {
     if config.triple.is_empty() {
@@ -208,7 +228,7 @@ async fn run_triple(
         sides.client.handle().clone(),
     )
     .await?;
-    let rows = triple_cells(config, sides, java.as_mut(), records).await;
+    let rows = triple_cells(config, sides, java.as_mut(), h2load, records).await;
     if let Some(java) = java {
         java.stop().await;
     }
@@ -219,6 +239,7 @@ async fn triple_cells(
     config: &Config,
     sides: &Sides,
     mut java: Option<&mut java::JavaSide>,
+    h2load: Option<h2load::H2load>,
     records: &mut Vec<serde_json::Value>,
 ) -> anyhow::Result<Vec<TriRow>> {
     let mut rows = Vec::new();
@@ -241,20 +262,25 @@ async fn triple_cells(
                             j.java_java(size, inflight, config.limits).await
                         }
                         (Pair::RubboJava | Pair::JavaRubbo | Pair::JavaJava, None) => continue,
-                        _ => cell_triple(pair, &text, inflight, config.limits, sides).await,
+                        (Pair::H2loadRubbo | Pair::H2loadTonic, _) if h2load.is_none() => {
+                            continue;
+                        }
+                        _ => cell_triple(pair, &text, inflight, config.limits, sides, h2load).await,
                     };
                     match &result {
                         Ok(m) => eprintln!(
-                            "{pair:>11} {size:>5} B x{inflight:<3} round {round}: {:>9.0} req/s  p50 {:?}  p99 {:?}  server cpu/call {:?}  client cpu/call {:?}  ({} calls)",
+                            "{pair:>12} {size:>5} B x{inflight:<3} round {round}: {:>9.0} req/s  {} {:?}  {} {:?}  server cpu/call {:?}  client cpu/call {:?}  ({} calls)",
                             m.throughput(),
+                            if pair.is_h2load() { "mean" } else { "p50" },
                             m.p50(),
+                            if pair.is_h2load() { "max" } else { "p99" },
                             m.p99(),
                             m.server_cpu_per_call().unwrap_or_default(),
                             m.client_cpu_per_call().unwrap_or_default(),
                             m.requests
                         ),
                         Err(e) => eprintln!(
-                            "{pair:>11} {size:>5} B x{inflight:<3} round {round}: error: {e:#}"
+                            "{pair:>12} {size:>5} B x{inflight:<3} round {round}: error: {e:#}"
                         ),
                     }
                     records.push(results::triple(pair, size, inflight, round, &result));
@@ -281,8 +307,9 @@ async fn cell_triple(
     inflight: usize,
     limits: Limits,
     sides: &Sides,
+    h2load: Option<h2load::H2load>,
 ) -> anyhow::Result<Measured> {
-    let rubbo_server = pair == Pair::H2Rubbo;
+    let rubbo_server = matches!(pair, Pair::H2Rubbo | Pair::H2loadRubbo);
     let server = sides
         .server
         .spawn(async move {
@@ -306,6 +333,17 @@ async fn cell_triple(
                     let client = h2::Client::connect(addr, &text).await?;
                     warm_check(&client).await?;
                     load::run(&client, inflight, limits).await
+                }
+                Pair::H2loadRubbo | Pair::H2loadTonic => {
+                    let h2load = h2load.context("h2load is not installed")?;
+                    // h2load checks HTTP statuses only: one call with the `h2` client
+                    // first checks the reply's bytes and `grpc-status: 0`.
+                    let client = h2::Client::connect(addr, &text).await?;
+                    warm_check(&client).await?;
+                    drop(client);
+                    h2load
+                        .run(addr, &h2::framed(&text)?, inflight, limits)
+                        .await
                 }
                 Pair::RubboTonic => {
                     let client = triple::Client::connect(addr.port(), text).await?;

@@ -123,12 +123,12 @@ pub(crate) fn triple(
 ) -> Value {
     let name = pair.to_string();
     let (client, server) = name.split_once('-').unwrap_or((&name, &name));
-    let cpu_of = if pair.is_java() {
+    let cpu_of = if pair.is_java() || pair.is_h2load() {
         "server + client"
     } else {
         "bench process (client and server)"
     };
-    line(
+    let mut v = line(
         "triple",
         &name,
         client,
@@ -139,7 +139,19 @@ pub(crate) fn triple(
         result,
         cpu_of,
         Some(pair.cpu_covers()),
-    )
+    );
+    // h2load reports a mean and a max per request, not percentiles.
+    match v.as_object_mut() {
+        Some(o) if pair.is_h2load() => {
+            for (from, to) in [("p50_us", "latency_mean_us"), ("p99_us", "latency_max_us")] {
+                if let Some(x) = o.remove(from) {
+                    o.insert(to.into(), x);
+                }
+            }
+        }
+        _ => {}
+    }
+    v
 }
 
 /// Writes `echo.jsonl` and `echo.md` into `dir`.

@@ -15,6 +15,10 @@ pub(crate) enum Pair {
     H2Rubbo,
     /// The plain HTTP/2 client calling tonic's server.
     H2Tonic,
+    /// `h2load` (nghttp2, another process) calling Rubbo's Triple server.
+    H2loadRubbo,
+    /// `h2load` calling tonic's server.
+    H2loadTonic,
     /// Rubbo's Triple client calling tonic's server.
     RubboTonic,
     /// tonic's client calling tonic's server.
@@ -27,9 +31,11 @@ pub(crate) enum Pair {
     JavaJava,
 }
 
-const PAIRS: [Pair; 7] = [
+const PAIRS: [Pair; 9] = [
     Pair::H2Rubbo,
     Pair::H2Tonic,
+    Pair::H2loadRubbo,
+    Pair::H2loadTonic,
     Pair::RubboTonic,
     Pair::TonicTonic,
     Pair::RubboJava,
@@ -42,6 +48,8 @@ impl Pair {
         match self {
             Pair::H2Rubbo => "h2-rubbo",
             Pair::H2Tonic => "h2-tonic",
+            Pair::H2loadRubbo => "h2load-rubbo",
+            Pair::H2loadTonic => "h2load-tonic",
             Pair::RubboTonic => "rubbo-tonic",
             Pair::TonicTonic => "tonic-tonic",
             Pair::RubboJava => "rubbo-java",
@@ -55,9 +63,15 @@ impl Pair {
         matches!(self, Pair::RubboJava | Pair::JavaRubbo | Pair::JavaJava)
     }
 
+    /// An `h2load` cell (needs `h2load` installed).
+    pub(crate) fn is_h2load(self) -> bool {
+        matches!(self, Pair::H2loadRubbo | Pair::H2loadTonic)
+    }
+
     /// Which process or threads each CPU figure covers: (server, client).
     pub(crate) fn cpu_covers(self) -> (&'static str, &'static str) {
         match self {
+            Pair::H2loadRubbo | Pair::H2loadTonic => ("server runtime threads", "h2load process"),
             Pair::RubboJava => ("provider JVM", "client runtime threads"),
             Pair::JavaRubbo => ("server runtime threads", "client JVM"),
             Pair::JavaJava => ("provider JVM", "client JVM"),
@@ -102,7 +116,7 @@ pub(crate) struct TriRow {
     size: usize,
     inflight: usize,
     /// Per pair, each round's result (rounds in order, `None` for a failed round).
-    rounds: [Vec<Option<Measured>>; 7],
+    rounds: [Vec<Option<Measured>>; 9],
     errors: Vec<String>,
 }
 
@@ -269,6 +283,20 @@ pub(crate) fn render(rows: &[TriRow], config: &Config) -> String {
             Pair::H2Tonic,
             Side::Server,
             "server",
+            "the `h2` client",
+        ),
+        (
+            "Servers, both called by `h2load` (nghttp2 1.x, C, its own process: `-c 1 -t 1 \
+             -m IN_FLIGHT`, a timing-based warm-up run, then the measured run of `-n` \
+             requests sized from the warm-up's rate; every request checked 2xx; latency is \
+             h2load's mean and max per request, not percentiles): the same two servers on the same server runtime; \
+             server CPU is the server runtime's, h2load's from `/proc/PID/stat` (one \
+             clock tick resolution), to show it is not the bottleneck.",
+            Pair::H2loadRubbo,
+            Pair::H2loadTonic,
+            Side::Server,
+            "server",
+            "`h2load`",
         ),
         (
             "Clients, both calling tonic's server: Rubbo's Triple client (generated, \
@@ -277,21 +305,28 @@ pub(crate) fn render(rows: &[TriRow], config: &Config) -> String {
             Pair::TonicTonic,
             Side::Client,
             "client",
+            "tonic's server",
         ),
     ];
     let mut goals = String::new();
-    for (title, rubbo, tonic, side, what) in tables {
+    for (title, rubbo, tonic, side, what, by) in tables {
+        let h2load = rubbo.is_h2load();
         if !rows
             .iter()
             .any(|r| r.of(rubbo).next().is_some() || r.of(tonic).next().is_some())
         {
             continue;
         }
+        let (extra, extra_align, lat) = match h2load {
+            true => (" h2load CPU/call |", "---:|", "mean | max"),
+            false => ("", "", "p50 | p99"),
+        };
         let _ = writeln!(
             out,
-            "{title}\n\n| payload | in flight | {rubbo} req/s | p50 | p99 | {what} CPU/call \
-             | {tonic} req/s | p50 | p99 | {what} CPU/call | rubbo/tonic req/s | \
-             rubbo/tonic {what} CPU/call |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "{title}\n\n| payload | in flight | {rubbo} req/s | {lat} | {what} CPU/call \
+             |{extra} {tonic} req/s | {lat} | {what} CPU/call |{extra} rubbo/tonic req/s | \
+             rubbo/tonic {what} CPU/call |\n|---|---:|---:|---:|---:|---:|{extra_align}---:|---:|\
+             ---:|---:|{extra_align}---:|---:|"
         );
         for row in rows {
             let mut line = format!("| {} | {} |", size(row.size), row.inflight);
@@ -299,13 +334,16 @@ pub(crate) fn render(rows: &[TriRow], config: &Config) -> String {
                 for c in row.cells(pair, side) {
                     let _ = write!(line, " {c} |");
                 }
+                if h2load {
+                    let _ = write!(line, " {} |", row.cells(pair, Side::Client)[3]);
+                }
             }
             let cpu = |m: &Measured| side_cpu(m, side).map(|d| d.as_secs_f64());
             let rps = row.ratios(rubbo, tonic, throughput);
             let cpu_ratio = row.ratios(rubbo, tonic, cpu);
             let _ = writeln!(line, " {} | {} |", ratio(rps), ratio(cpu_ratio));
             if row.inflight == 256 {
-                let at = format!("{} x256, {what}s", size(row.size));
+                let at = format!("{} x256, {what}s under {by}", size(row.size));
                 let verdict = |met: bool| if met { "met" } else { "MISSED" };
                 if let Some((r, ..)) = rps {
                     let _ = writeln!(
