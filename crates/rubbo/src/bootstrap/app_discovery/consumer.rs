@@ -36,7 +36,7 @@ use super::metadata_service::{MetadataService as _, MetadataServiceClient};
 use super::metadata_service_v2::{
     MetadataRequest, MetadataServiceV2 as _, MetadataServiceV2Client, from_v2,
 };
-use super::tracked::{self, AppInstances, ById, Few, Tracked, usable_revision};
+use super::tracked::{self, AppInstances, ById, Few, usable_revision};
 
 /// The reference parameter naming the provider applications (skips the mapping).
 pub(crate) const PROVIDED_BY_KEY: &str = "provided-by";
@@ -471,6 +471,14 @@ impl AppWatch {
     }
 }
 
+/// Per backend, in backend order, the list of `app` a subscription applied last.
+fn lists<'a>(
+    apps: &'a [HashMap<String, AppWatch>],
+    app: &'a str,
+) -> impl Iterator<Item = Option<&'a InstanceList>> + 'a {
+    apps.iter().map(move |m| m.get(app).map(|w| &w.applied))
+}
+
 /// One subscription's state.
 struct Watcher {
     consumer: Url,
@@ -650,35 +658,17 @@ impl Watcher {
         // The instances to look at again (their application and id), sorted and
         // deduplicated below.
         let mut dirty: Vec<Arc<ServiceInstance>> = Vec::new();
-        for (b, apps) in self.apps.iter_mut().enumerate() {
+        for apps in &mut self.apps {
             for w in apps.values_mut() {
                 let now = w.current();
                 if Arc::ptr_eq(&now, &w.applied) {
                     continue;
                 }
+                // The list applied is where the version that counts is read
+                // (`tracked::effective`): only the instances that changed are noted.
                 let changed = tracked::changes(&w.applied, &now);
-                // Removals first: a list out of order may report an instance as both.
-                for i in changed.removed {
-                    if let Some(t) = self
-                        .instances
-                        .get_mut(&i.service_name)
-                        .and_then(|a| a.by_id.get_mut(&ById(i.clone())))
-                    {
-                        t.remove_source(b);
-                    }
-                    dirty.push(i);
-                }
-                for i in changed.upserted {
-                    let app = match self.instances.get_mut(&i.service_name) {
-                        Some(a) => a,
-                        None => self.instances.entry(i.service_name.clone()).or_default(),
-                    };
-                    app.by_id
-                        .entry(ById(i.clone()))
-                        .or_default()
-                        .set_source(b, i.clone());
-                    dirty.push(i);
-                }
+                dirty.extend(changed.removed);
+                dirty.extend(changed.upserted);
                 w.applied = now;
             }
             apps.retain(|_, w| !w.closed);
@@ -708,12 +698,7 @@ impl Watcher {
         dirty.sort_by(same);
         dirty.dedup_by(|a, b| same(a, b).is_eq());
         for d in &dirty {
-            let Some(i) = self
-                .instances
-                .get(&d.service_name)
-                .and_then(|a| a.by_id.get(&ById(d.clone())))
-                .and_then(Tracked::effective)
-            else {
+            let Some(i) = tracked::effective(lists(&self.apps, &d.service_name), d) else {
                 continue;
             };
             match usable_revision(i) {
@@ -731,10 +716,13 @@ impl Watcher {
             .filter(|(_, p)| p.next <= now)
             .map(|(k, _)| k)
         {
+            // An instance that carried it when last recomputed and still does (one
+            // that changed since is among `dirty`, looked at above).
             let carrier = self.instances.get(app).and_then(|a| {
                 a.by_id
-                    .values()
-                    .filter_map(Tracked::effective)
+                    .keys()
+                    .filter(|id| usable_revision(&id.0) == Some(rev.as_str()))
+                    .filter_map(|id| tracked::effective(lists(&self.apps, app), &id.0))
                     .find(|i| usable_revision(i) == Some(rev.as_str()))
             });
             if let Some(i) = carrier {
@@ -845,18 +833,25 @@ impl Watcher {
         added: &mut Vec<(ById, Url)>,
         removed: &mut Vec<(ById, Url)>,
     ) {
-        let Some(a) = self.instances.get_mut(&at.service_name) else {
-            return;
+        let effective = tracked::effective(lists(&self.apps, &at.service_name), &at).cloned();
+        let a = match self.instances.get_mut(&at.service_name) {
+            Some(a) => a,
+            None if effective.is_some() => {
+                self.instances.entry(at.service_name.clone()).or_default()
+            }
+            None => return,
         };
         let id = ById(at);
-        let Some(t) = a.by_id.get_mut(&id) else {
-            return;
+        // Out of the table while recomputed: it goes back under the version that
+        // counts, so that the table holds that version, not an older one.
+        let (old, mut urls) = match a.by_id.remove_entry(&id) {
+            Some((k, urls)) => (Some(k.0), urls),
+            None if effective.is_some() => (None, Few::None),
+            None => return,
         };
-        let effective = t.effective().cloned();
-        let old = std::mem::replace(&mut t.current, effective.clone());
         let (mut gone, mut new) = (Vec::new(), Vec::new());
         match &effective {
-            None => gone = std::mem::take(&mut t.urls).into_vec(),
+            None => gone = std::mem::take(&mut urls).into_vec(),
             Some(i) => {
                 let info = usable_revision(i).and_then(|r| {
                     self.cache
@@ -866,34 +861,21 @@ impl Watcher {
                 });
                 // Pending: the addresses of its previous revision, if any.
                 if let Some(info) = info {
-                    let urls = provider_urls(
+                    let list = provider_urls(
                         i,
                         &info,
                         &self.consumer,
                         &self.interface,
                         &mut self.templates,
                     );
-                    tracked::url_changes(t.urls.as_slice(), &urls, &mut gone, &mut new);
-                    t.urls = Few::from_vec(urls);
+                    tracked::url_changes(urls.as_slice(), &list, &mut gone, &mut new);
+                    urls = Few::from_vec(list);
                 }
             }
         }
         a.recount(old.as_deref(), effective.as_deref());
-        match effective {
-            None => {
-                a.by_id.remove(&id);
-            }
-            // The table holds the version that counts, not an older one.
-            Some(e) => {
-                if a.by_id
-                    .get_key_value(&id)
-                    .is_some_and(|(k, _)| !Arc::ptr_eq(&k.0, &e))
-                {
-                    if let Some(t) = a.by_id.remove(&id) {
-                        a.by_id.insert(ById(e), t);
-                    }
-                }
-            }
+        if let Some(e) = effective {
+            a.by_id.insert(ById(e), urls);
         }
         self.urls = self.urls + new.len() - gone.len();
         added.extend(new.into_iter().map(|u| (id.clone(), u)));
@@ -909,7 +891,7 @@ impl Watcher {
             .any(|(_, a)| {
                 a.by_id
                     .get(id)
-                    .is_some_and(|t| t.urls.as_slice().contains(url))
+                    .is_some_and(|urls| urls.as_slice().contains(url))
             })
     }
 
@@ -919,7 +901,7 @@ impl Watcher {
             .instances
             .values()
             .flat_map(|a| a.by_id.values())
-            .flat_map(|t| t.urls.as_slice())
+            .flat_map(Few::as_slice)
             .map(|u| (u.to_full_string(), u))
             .collect();
         keyed.sort_by(|a, b| a.0.cmp(&b.0));

@@ -1,14 +1,17 @@
 //! What one application-level subscription knows of the instances it follows, kept
-//! per instance so that a change costs the changed instances only: the instances as
-//! each backend lists them, the one that counts, the provider URLs it gave, and how
-//! many instances carry each revision.
+//! per instance so that a change costs the changed instances only: the provider URLs
+//! each instance gave (keyed by the version they were made from), and how many
+//! instances carry each revision. The instances themselves, as each backend lists
+//! them, are the watches' lists (shared by every subscription of the application):
+//! the version that counts is looked up there ([`effective`]), not copied per
+//! subscription.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use rubbo_common::Url;
-use rubbo_metadata::{EMPTY_REVISION, ServiceInstance};
+use rubbo_metadata::{EMPTY_REVISION, InstanceList, ServiceInstance};
 
 /// What changed between two lists of one application's instances.
 #[derive(Debug, Default)]
@@ -70,9 +73,25 @@ pub(crate) fn usable_revision(instance: &ServiceInstance) -> Option<&str> {
         .filter(|r| !r.is_empty() && *r != EMPTY_REVISION)
 }
 
+/// The version of `at` (its application and id) that counts: the one the first backend
+/// listing it lists, `lists` giving, per backend in backend order, each application's
+/// list (sorted by id, as every [`InstanceList`] is). A binary search per backend.
+pub(crate) fn effective<'a>(
+    lists: impl IntoIterator<Item = Option<&'a InstanceList>>,
+    at: &ServiceInstance,
+) -> Option<&'a Arc<ServiceInstance>> {
+    lists.into_iter().flatten().find_map(|list| {
+        list.binary_search_by(|i| i.cmp_id(at))
+            .ok()
+            .map(|k| &list[k])
+            .filter(|i| i.service_name == at.service_name)
+    })
+}
+
 /// An instance's place in a subscription's table: its id (`host:port`), read from the
 /// (shared) instance held, so that the table keeps no id string of its own. After
-/// [`Watcher::recompute`](super::consumer), the instance held is the one that counts.
+/// [`Watcher::recompute`](super::consumer), the instance held is the version that
+/// counts, the one its URLs and its revision count were made from.
 #[derive(Debug, Clone)]
 pub(crate) struct ById(pub(crate) Arc<ServiceInstance>);
 
@@ -128,60 +147,16 @@ impl<T> Few<T> {
             Few::Many(v) => *v,
         }
     }
-
-    /// Applies `f` to the values as a `Vec`, keeping the result compact.
-    fn update(&mut self, f: impl FnOnce(&mut Vec<T>)) {
-        let mut v = std::mem::take(self).into_vec();
-        f(&mut v);
-        *self = Few::from_vec(v);
-    }
-}
-
-/// One instance (an application and an id) of a subscription. Kept small: one per
-/// (instance, interface subscribed), so 10 per instance of an application of 10
-/// interfaces; the usual case (one backend, one URL) is 48 bytes with no allocation of
-/// its own.
-#[derive(Debug, Default)]
-pub(crate) struct Tracked {
-    /// The instance as each backend lists it, by backend index, in backend order: the
-    /// first one counts.
-    sources: Few<(usize, Arc<ServiceInstance>)>,
-    /// The instance the URLs and the revision count were made from.
-    pub(crate) current: Option<Arc<ServiceInstance>>,
-    /// The provider URLs announced for it.
-    pub(crate) urls: Few<Url>,
-}
-
-impl Tracked {
-    /// The instance that counts now.
-    pub(crate) fn effective(&self) -> Option<&Arc<ServiceInstance>> {
-        self.sources.as_slice().first().map(|(_, i)| i)
-    }
-
-    /// Backend `backend` lists `instance` (a new one, or a new version).
-    pub(crate) fn set_source(&mut self, backend: usize, instance: Arc<ServiceInstance>) {
-        match &mut self.sources {
-            Few::None => self.sources = Few::One((backend, instance)),
-            Few::One((b, i)) if *b == backend => *i = instance,
-            _ => self
-                .sources
-                .update(|v| match v.binary_search_by_key(&backend, |(b, _)| *b) {
-                    Ok(i) => v[i].1 = instance,
-                    Err(i) => v.insert(i, (backend, instance)),
-                }),
-        }
-    }
-
-    /// Backend `backend` no longer lists it.
-    pub(crate) fn remove_source(&mut self, backend: usize) {
-        self.sources.update(|v| v.retain(|(b, _)| *b != backend));
-    }
 }
 
 /// The instances of one application in a subscription.
 #[derive(Debug, Default)]
 pub(crate) struct AppInstances {
-    pub(crate) by_id: HashMap<ById, Tracked>,
+    /// Every instance listed, at the version that counts when last recomputed, with
+    /// the provider URLs it gave: one per (instance, interface subscribed), so 10 per
+    /// instance of an application of 10 interfaces; the usual case (one URL) is 24
+    /// bytes with no allocation of its own.
+    pub(crate) by_id: HashMap<ById, Few<Url>>,
     /// How many instances (their current version) carry each usable revision.
     pub(crate) revisions: HashMap<String, usize>,
 }
@@ -211,12 +186,12 @@ impl AppInstances {
         }
     }
 
-    /// The instances whose version that counts carries `revision`.
+    /// The instances whose version last recomputed carries `revision`.
     pub(crate) fn carrying(&self, revision: &str) -> Vec<ById> {
         self.by_id
-            .iter()
-            .filter(|(_, t)| t.effective().and_then(|i| usable_revision(i)) == Some(revision))
-            .map(|(id, _)| id.clone())
+            .keys()
+            .filter(|id| usable_revision(&id.0) == Some(revision))
+            .cloned()
             .collect()
     }
 }
@@ -323,22 +298,29 @@ mod tests {
     }
 
     #[test]
-    fn a_tracked_instance_is_small_and_keeps_its_sources_in_backend_order() {
-        assert!(std::mem::size_of::<Tracked>() <= 48);
+    fn the_version_that_counts_is_the_first_backends_and_an_entry_is_small() {
         assert_eq!(std::mem::size_of::<Few<Url>>(), 16);
+        assert_eq!(std::mem::size_of::<(ById, Few<Url>)>(), 24);
         let (a, b) = (inst("x", 1, "r1"), inst("x", 1, "r2"));
-        let mut t = Tracked::default();
-        t.set_source(1, b.clone());
-        t.set_source(0, a.clone());
-        assert!(Arc::ptr_eq(t.effective().unwrap(), &a));
-        t.set_source(0, b.clone());
-        assert!(Arc::ptr_eq(t.effective().unwrap(), &b));
-        t.remove_source(0);
-        t.remove_source(0);
-        assert!(Arc::ptr_eq(t.effective().unwrap(), &b));
-        assert!(matches!(t.sources, Few::One(_)));
-        t.remove_source(1);
-        assert!(t.effective().is_none());
+        let list = |v: Vec<Arc<ServiceInstance>>| -> InstanceList { Arc::new(sorted(v)) };
+        let first = list(vec![inst("x", 0, "r"), a.clone(), inst("x", 2, "r")]);
+        let second = list(vec![b.clone(), inst("x", 3, "r")]);
+        let found =
+            |lists: [Option<&InstanceList>; 2], at: &ServiceInstance| effective(lists, at).cloned();
+        assert!(Arc::ptr_eq(
+            &found([Some(&first), Some(&second)], &b).unwrap(),
+            &a
+        ));
+        assert!(Arc::ptr_eq(&found([None, Some(&second)], &a).unwrap(), &b));
+        assert!(Arc::ptr_eq(
+            &found([Some(&second), Some(&first)], &a).unwrap(),
+            &b
+        ));
+        assert!(found([Some(&first), None], &inst("x", 3, "r")).is_none());
+        assert!(
+            found([Some(&first), Some(&second)], &inst("y", 1, "r1")).is_none(),
+            "another application's instance at the same address is another instance"
+        );
     }
 
     #[test]
