@@ -659,7 +659,7 @@ impl Watcher {
         // deduplicated below.
         let mut dirty: Vec<Arc<ServiceInstance>> = Vec::new();
         for apps in &mut self.apps {
-            for w in apps.values_mut() {
+            for (app, w) in apps.iter_mut() {
                 let now = w.current();
                 if Arc::ptr_eq(&now, &w.applied) {
                     continue;
@@ -668,7 +668,23 @@ impl Watcher {
                 // (`tracked::effective`): only the instances that changed are noted.
                 let changed = tracked::changes(&w.applied, &now);
                 dirty.extend(changed.removed);
-                dirty.extend(changed.upserted);
+                for i in changed.upserted {
+                    // Read under the application it names, an instance listed under
+                    // another one (a node whose JSON `name` is not its parent's, which
+                    // Java never writes) is never found: said once, then skipped.
+                    if i.service_name != *app {
+                        if self.skipped.insert(format!("{app}/{}", i.id())) {
+                            warn!(
+                                app = %app,
+                                instance = %i.id(),
+                                name = %i.service_name,
+                                "instance named for another application skipped"
+                            );
+                        }
+                        continue;
+                    }
+                    dirty.push(i);
+                }
                 w.applied = now;
             }
             apps.retain(|_, w| !w.closed);
