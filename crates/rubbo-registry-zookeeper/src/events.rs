@@ -20,14 +20,13 @@ use futures::FutureExt;
 use rubbo_registry::{RegistryResult, SharedListener};
 use tokio::sync::{oneshot, watch};
 use tracing::{debug, info};
-use zookeeper_client::{
-    AddWatchMode, Error as ZkError, EventType, PersistentWatcher, SessionState, WatchedEvent,
-};
+use zookeeper_client::{AddWatchMode, Error as ZkError, PersistentWatcher};
 
 use crate::children::ChildCache;
 use crate::registry::Inner;
 use crate::session::Conn;
 use crate::subscription::{deliver, next_conn, retry_later};
+use crate::watch_mode::{Seen, classify};
 
 /// How the event-driven loop ended.
 pub(crate) enum Outcome {
@@ -36,42 +35,6 @@ pub(crate) enum Outcome {
     /// The server does not know persistent watches: watch with one-shot child
     /// watches instead, from this state.
     Unsupported(ChildCache, Option<oneshot::Sender<RegistryResult<()>>>),
-}
-
-/// What one event means for a category.
-enum Seen {
-    /// A child created (`true`) or deleted (`false`).
-    Child(String, bool),
-    Disconnected,
-    Connected,
-    /// The session ended: the watcher must not be polled again.
-    Ended,
-    Other,
-}
-
-fn classify(path: &str, event: WatchedEvent) -> Seen {
-    match event.event_type {
-        EventType::Session => match event.session_state {
-            SessionState::Disconnected => Seen::Disconnected,
-            SessionState::SyncConnected | SessionState::ConnectedReadOnly => Seen::Connected,
-            s if s.is_terminated() => Seen::Ended,
-            _ => Seen::Other,
-        },
-        EventType::NodeCreated | EventType::NodeDeleted => {
-            let child = event
-                .path
-                .strip_prefix(path)
-                .and_then(|rest| rest.strip_prefix('/'))
-                .filter(|name| !name.is_empty() && !name.contains('/'));
-            match child {
-                Some(name) => {
-                    Seen::Child(name.to_owned(), event.event_type == EventType::NodeCreated)
-                }
-                None => Seen::Other,
-            }
-        }
-        _ => Seen::Other,
-    }
 }
 
 /// Follows `path` with a persistent recursive watch until the registry closes, or
@@ -186,7 +149,7 @@ async fn follow(
             }
             event = watcher.changed() => event,
         };
-        let mut seen = classify(path, event);
+        let mut seen = classify(path, event, false);
         if matches!(seen, Seen::Child(..)) && !inner.notify_delay.is_zero() {
             // A burst (a provider restarting, many starting at once) is delivered once.
             tokio::time::sleep(inner.notify_delay).await;
@@ -215,7 +178,7 @@ async fn follow(
             }
             // What is already queued joins this batch.
             match watcher.changed().now_or_never() {
-                Some(event) => seen = classify(path, event),
+                Some(event) => seen = classify(path, event, false),
                 None => break,
             }
         }

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use rubbo_common::Url;
 use rubbo_common::keys::{ZK_WATCH_KEY, ZkWatch};
+use zookeeper_client::{EventType, SessionState, WatchedEvent};
 
 /// How nodes are watched, from the URL's `zk.watch` ([`ZkWatch`]):
 ///
@@ -75,5 +76,48 @@ impl WatchSupport {
     pub(crate) fn set_supported(&self, supported: bool) {
         let v = if supported { SUPPORTED } else { UNSUPPORTED };
         self.persistent.store(v, Ordering::SeqCst);
+    }
+}
+
+/// What one event of a persistent recursive watch on a path means for its children
+/// (the registry's category nodes, the discovery's instance nodes).
+pub(crate) enum Seen {
+    /// A child of the path there (`true`: created, or changed when data changes
+    /// count) or gone (`false`).
+    Child(String, bool),
+    Disconnected,
+    Connected,
+    /// The session ended: the watcher must not be polled again.
+    Ended,
+    Other,
+}
+
+/// What `event` of the watch on `path` means; `data`: a child's data changing counts
+/// (instance nodes carry their instance; category nodes are their names only).
+pub(crate) fn classify(path: &str, event: WatchedEvent, data: bool) -> Seen {
+    match event.event_type {
+        EventType::Session => match event.session_state {
+            SessionState::Disconnected => Seen::Disconnected,
+            SessionState::SyncConnected | SessionState::ConnectedReadOnly => Seen::Connected,
+            s if s.is_terminated() => Seen::Ended,
+            _ => Seen::Other,
+        },
+        EventType::NodeCreated | EventType::NodeDeleted => child(path, &event),
+        EventType::NodeDataChanged if data => child(path, &event),
+        _ => Seen::Other,
+    }
+}
+
+/// The child of `path` that `event` names, there or gone; else [`Seen::Other`] (the
+/// path itself, or a node deeper down).
+fn child(path: &str, event: &WatchedEvent) -> Seen {
+    let name = event
+        .path
+        .strip_prefix(path)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|name| !name.is_empty() && !name.contains('/'));
+    match name {
+        Some(name) => Seen::Child(name.to_owned(), event.event_type != EventType::NodeDeleted),
+        None => Seen::Other,
     }
 }

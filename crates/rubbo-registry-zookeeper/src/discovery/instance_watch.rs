@@ -27,12 +27,11 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 use zookeeper_client::{
     AddWatchMode, Client, Error as ZkError, EventType, OneshotWatcher, PersistentWatcher,
-    SessionState, WatchedEvent,
 };
 
 use super::{Inner, back_off, connected};
 use crate::session::Conn;
-use crate::watch_mode::WatchMode;
+use crate::watch_mode::{Seen, WatchMode, classify};
 
 /// A fired data watch: the child, the generation of the read that set it, the event.
 type DataEvent = (String, u64, EventType);
@@ -237,42 +236,6 @@ fn parse(path: &str, data: &[u8]) -> Option<Arc<ServiceInstance>> {
     }
 }
 
-/// What one event of the persistent watch means for the application.
-enum Seen {
-    /// An instance node created or changed (`true`), or deleted (`false`).
-    Child(String, bool),
-    Disconnected,
-    Connected,
-    /// The session ended: the watcher must not be polled again.
-    Ended,
-    Other,
-}
-
-fn classify(path: &str, event: WatchedEvent) -> Seen {
-    match event.event_type {
-        EventType::Session => match event.session_state {
-            SessionState::Disconnected => Seen::Disconnected,
-            SessionState::SyncConnected | SessionState::ConnectedReadOnly => Seen::Connected,
-            s if s.is_terminated() => Seen::Ended,
-            _ => Seen::Other,
-        },
-        EventType::NodeCreated | EventType::NodeDataChanged | EventType::NodeDeleted => {
-            let child = event
-                .path
-                .strip_prefix(path)
-                .and_then(|rest| rest.strip_prefix('/'))
-                .filter(|name| !name.is_empty() && !name.contains('/'));
-            match child {
-                Some(name) => {
-                    Seen::Child(name.to_owned(), event.event_type != EventType::NodeDeleted)
-                }
-                None => Seen::Other,
-            }
-        }
-        EventType::NodeChildrenChanged => Seen::Other,
-    }
-}
-
 /// How following with a persistent watch ended.
 enum Persistent {
     /// As [`Next`].
@@ -352,7 +315,7 @@ async fn follow_events(
             () = tx.closed() => return Ok(Some(Next::Closed)),
             event = watcher.changed() => event,
         };
-        let mut seen = classify(&state.path, event);
+        let mut seen = classify(&state.path, event, true);
         // This batch: each child to its last event, present (`true`) or deleted. A new
         // map per batch: a burst does not keep its memory.
         let mut batch: BTreeMap<String, bool> = BTreeMap::new();
@@ -375,7 +338,7 @@ async fn follow_events(
             }
             // What is already queued joins this batch.
             match futures::FutureExt::now_or_never(watcher.changed()) {
-                Some(event) => seen = classify(&state.path, event),
+                Some(event) => seen = classify(&state.path, event, true),
                 None => break,
             }
         }

@@ -1097,7 +1097,7 @@ fn wanted_protocol<'a>(s: &'a ServiceInfo, consumer: &Url, interface: &str) -> O
 }
 
 /// The provider URL of service `s` at `host:port`, parsed from its text.
-fn service_url(
+pub(super) fn service_url(
     protocol: &str,
     host: &str,
     port: u16,

@@ -9,7 +9,7 @@ use rubbo_common::{Url, keys};
 use rubbo_metadata::{Endpoint, MetadataInfo, ServiceInfo, ServiceInstance};
 use rubbo_registry::is_match;
 
-use super::consumer::{UrlTemplates, provider_urls};
+use super::consumer::{UrlTemplates, provider_urls, service_url};
 
 const IFACE: &str = "org.rubbo.test.Greeter";
 
@@ -41,20 +41,9 @@ fn parsed_urls(
             .map(|e| e.port)
             .or_else(|| u16::try_from(s.port).ok().filter(|p| *p > 0))
             .unwrap_or(instance.port);
-        let path = s.path.as_deref().unwrap_or(interface);
-        let Ok(url) = Url::parse(&format!("{protocol}://{}:{port}/{path}", instance.host)) else {
+        let Some(url) = service_url(protocol, &instance.host, port, s, interface) else {
             continue;
         };
-        let mut url = url
-            .with_params(s.params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .with_param(keys::INTERFACE_KEY, interface);
-        if let Some(g) = s.group.as_deref().filter(|g| !g.is_empty()) {
-            url = url.with_param(keys::GROUP_KEY, g);
-        }
-        if let Some(v) = s.version.as_deref().filter(|v| !v.is_empty()) {
-            url = url.with_param(keys::VERSION_KEY, v);
-        }
-        let url = url.without_params(&[keys::CATEGORY_KEY]);
         if is_match(consumer, &url) {
             out.push(url);
         }
