@@ -42,6 +42,10 @@ const RESERVE_AHEAD: usize = 64 * 1024;
 /// Decodes the gRPC messages of a request or response body as they are polled.
 pub(crate) struct MessageDecoder {
     body: Option<ReqBody>,
+    /// The rest of the last DATA frame, while `buf` is empty: whole messages are
+    /// sliced out of it without a copy (most frames hold whole small messages).
+    chunk: Bytes,
+    /// Bytes of a message split across frames, copied together.
     buf: BytesMut,
     /// The largest message (0 or less: none).
     payload: i64,
@@ -64,6 +68,7 @@ impl MessageDecoder {
     pub(crate) fn request(body: ReqBody, payload: i64, encoding: Option<Encoding>) -> Self {
         MessageDecoder {
             body: Some(body),
+            chunk: Bytes::new(),
             buf: BytesMut::new(),
             payload,
             trailers: None,
@@ -84,6 +89,7 @@ impl MessageDecoder {
     ) -> Self {
         MessageDecoder {
             body: Some(ReqBody::Hyper(body)),
+            chunk: Bytes::new(),
             buf: BytesMut::new(),
             payload,
             trailers: Some(trailers),
@@ -95,24 +101,21 @@ impl MessageDecoder {
 
     /// The next whole message in the buffer, if there is one.
     fn split_message(&mut self) -> Result<Option<Bytes>, TripleError> {
-        if self.buf.len() < PREFIX_LEN {
+        if self.buf.is_empty() && !self.chunk.is_empty() {
+            if let Some((compressed, len)) = self.prefix(&self.chunk)? {
+                if self.chunk.len() >= PREFIX_LEN + len {
+                    self.chunk.advance(PREFIX_LEN);
+                    let message = self.chunk.split_to(len);
+                    return self.decompress(compressed, message).map(Some);
+                }
+            }
+            // A message that goes on in the next frames: gathered in `buf`.
+            self.buf.extend_from_slice(&self.chunk);
+            self.chunk = Bytes::new();
+        }
+        let Some((compressed, len)) = self.prefix(&self.buf)? else {
             return Ok(None);
-        }
-        let flags = self.buf[0];
-        if flags & 0xfe != 0 {
-            return Err(TripleError::BadFlags(flags));
-        }
-        let compressed = flags & 1 != 0;
-        if compressed && self.encoding.is_none() {
-            return Err(TripleError::Compressed);
-        }
-        let len = u32::from_be_bytes([self.buf[1], self.buf[2], self.buf[3], self.buf[4]]) as usize;
-        if self.payload > 0 && len as u64 > self.payload as u64 {
-            return Err(TripleError::TooLarge {
-                len,
-                max: usize::try_from(self.payload).unwrap_or(usize::MAX),
-            });
-        }
+        };
         if self.buf.len() < PREFIX_LEN + len {
             // Room for the rest of this message, but never more than one frame's worth
             // ahead of the bytes that arrived: a declared length alone (up to
@@ -123,15 +126,47 @@ impl MessageDecoder {
         }
         self.buf.advance(PREFIX_LEN);
         let message = self.buf.split_to(len).freeze();
+        self.decompress(compressed, message).map(Some)
+    }
+
+    /// The compressed flag and length of the message `b` starts with (`None`: its
+    /// prefix is not all there).
+    fn prefix(&self, b: &[u8]) -> Result<Option<(bool, usize)>, TripleError> {
+        if b.len() < PREFIX_LEN {
+            return Ok(None);
+        }
+        let flags = b[0];
+        if flags & 0xfe != 0 {
+            return Err(TripleError::BadFlags(flags));
+        }
+        let compressed = flags & 1 != 0;
+        if compressed && self.encoding.is_none() {
+            return Err(TripleError::Compressed);
+        }
+        let len = u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize;
+        if self.payload > 0 && len as u64 > self.payload as u64 {
+            return Err(TripleError::TooLarge {
+                len,
+                max: usize::try_from(self.payload).unwrap_or(usize::MAX),
+            });
+        }
+        Ok(Some((compressed, len)))
+    }
+
+    fn decompress(&self, compressed: bool, message: Bytes) -> Result<Bytes, TripleError> {
         match self.encoding {
-            Some(e) if compressed => e.decompress(&message, self.payload).map(Some),
-            _ => Ok(Some(message)),
+            Some(e) if compressed => e.decompress(&message, self.payload),
+            _ => Ok(message),
         }
     }
 
     fn finish(&mut self, trailers: Option<HeaderMap>) -> Option<Result<Bytes, RpcError>> {
         self.done = true;
         self.body = None;
+        if !self.chunk.is_empty() {
+            self.buf.extend_from_slice(&self.chunk);
+            self.chunk = Bytes::new();
+        }
         if !self.buf.is_empty() {
             let need = if self.buf.len() >= PREFIX_LEN {
                 let b = &self.buf;
@@ -202,7 +237,15 @@ impl Stream for MessageDecoder {
             };
             match ready!(Pin::new(body).poll_frame(cx)) {
                 Some(Ok(f)) => match f.into_data() {
-                    Ok(data) => this.buf.extend_from_slice(&data),
+                    Ok(data) => {
+                        if this.buf.is_empty() && this.chunk.is_empty() {
+                            this.chunk = data;
+                        } else {
+                            // `split_message` moved what was left of the last
+                            // frame into `buf` (a message that did not end in it).
+                            this.buf.extend_from_slice(&data);
+                        }
+                    }
                     Err(f) => {
                         if let Ok(t) = f.into_trailers() {
                             return Poll::Ready(this.finish(Some(t)));
@@ -768,5 +811,49 @@ mod tests {
         drop(cancel);
         assert!(data.is_empty());
         assert!(matches!(end, Some(Err(e)) if e.contains("Data length too large: 11")));
+    }
+
+    /// The messages a request decoder reads from `wire` cut into DATA frames of
+    /// `cut` bytes (the last error as a string).
+    async fn decode_cut(wire: &[u8], cut: usize) -> (Vec<Bytes>, Option<String>) {
+        let mut frames = wire.chunks(cut).map(Bytes::copy_from_slice);
+        let first = frames.next();
+        let body = crate::native::RecvBody::complete(first, frames.collect(), None);
+        let mut decoder = MessageDecoder::request(ReqBody::Native(body), 0, None);
+        let mut got = Vec::new();
+        while let Some(m) = futures::StreamExt::next(&mut decoder).await {
+            match m {
+                Ok(m) => got.push(m),
+                Err(e) => return (got, Some(e.to_string())),
+            }
+        }
+        (got, None)
+    }
+
+    #[tokio::test]
+    async fn the_decoder_reads_messages_whole_in_split_over_and_across_frames() {
+        let sent: Vec<Bytes> = [0usize, 3, 21, 1, 40_000, 16, 5, 70_000, 2]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| Bytes::from((0..n).map(|k| (k * 7 + i) as u8).collect::<Vec<_>>()))
+            .collect();
+        let mut wire = Vec::new();
+        for m in &sent {
+            wire.push(0);
+            wire.extend_from_slice(&(m.len() as u32).to_be_bytes());
+            wire.extend_from_slice(m);
+        }
+        // Frames that hold several messages, end inside a prefix or a message, or
+        // hold a message's middle only.
+        for cut in [1, 2, 4, 5, 6, 9, 26, 1000, 16_384, wire.len()] {
+            let (got, error) = decode_cut(&wire, cut).await;
+            assert_eq!(error, None, "cut {cut}");
+            assert_eq!(got, sent, "cut {cut}");
+            // A body that ends inside its last message is an error after the
+            // messages before it.
+            let (got, error) = decode_cut(&wire[..wire.len() - 1], cut).await;
+            assert_eq!(got, sent[..sent.len() - 1], "cut {cut}, truncated");
+            assert!(error.is_some_and(|e| e.contains("runcated")), "cut {cut}");
+        }
     }
 }

@@ -62,7 +62,7 @@ impl RecvBody {
 
     /// The body of a request that ended before its call started: its DATA (already
     /// given back to the peer's window: the call takes it all at once) and trailers.
-    pub(super) fn complete(
+    pub(crate) fn complete(
         data: Option<Bytes>,
         more: Vec<Bytes>,
         trailers: Option<HeaderMap>,
