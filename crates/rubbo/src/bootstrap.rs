@@ -29,7 +29,7 @@
 //! # Ok(()) }
 //! ```
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
@@ -50,6 +50,7 @@ use crate::registry_protocol::{RegistryProtocol, config_err};
 
 mod app_discovery;
 mod config;
+mod lazy;
 pub(crate) use config::config_center_url;
 // The QoS side lives in src/qos.rs; as a child module it reads `Inner` as is.
 #[path = "qos.rs"]
@@ -110,12 +111,23 @@ fn config_center_factories_on(
     t
 }
 
-/// The protocols built in: `dubbo` and `tri`.
+/// The protocols built in: `dubbo` and `tri`. Each is made when first used (an
+/// application serving only one of them never makes the other).
 pub fn protocols() -> ExtensionTable<dyn Protocol> {
     let mut t: ExtensionTable<dyn Protocol> =
         ExtensionTable::new("protocol", keys::defaults::PROTOCOL);
-    t.register(keys::defaults::PROTOCOL, Arc::new(DubboProtocol::new()));
-    t.register(TRIPLE, Arc::new(TripleProtocol::new()));
+    t.register(
+        keys::defaults::PROTOCOL,
+        Arc::new(lazy::LazyProtocol::new(keys::defaults::PROTOCOL, || {
+            Arc::new(DubboProtocol::new())
+        })),
+    );
+    t.register(
+        TRIPLE,
+        Arc::new(lazy::LazyProtocol::new(TRIPLE, || {
+            Arc::new(TripleProtocol::new())
+        })),
+    );
     t
 }
 
@@ -127,6 +139,9 @@ pub fn protocols() -> ExtensionTable<dyn Protocol> {
 /// shares the registry's session, and never fails a reference the registry serves
 /// (`check=false`: rules apply once it is reachable).
 fn registry_as_config_center(registries: &[Url], sessions: &Sessions) -> ConfigCenter {
+    if registries.is_empty() {
+        return ConfigCenter::default();
+    }
     let table = config_center_factories_on(sessions);
     match registry_config_center_url(registries, &table) {
         Some(url) => ConfigCenter::new(Source::Url(url, Arc::new(table))),
@@ -325,10 +340,13 @@ impl RubboBuilder {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let sessions = Sessions::default();
-        let factories = self
-            .registry_factories
-            .clone()
-            .unwrap_or_else(|| Arc::new(registry_factories_on(&sessions)));
+        // The registry factories are made here only to check the registries' names;
+        // with no registry, when the registry protocol is first needed.
+        let factories = match (&self.registry_factories, registries.is_empty()) {
+            (Some(t), _) => Some(t.clone()),
+            (None, false) => Some(Arc::new(registry_factories_on(&sessions))),
+            (None, true) => None,
+        };
         let config_center = match (&self.dynamic_configuration, &self.config_center) {
             (Some(cc), _) => ConfigCenter::new(Source::Instance(cc.clone())),
             (None, Some(address)) => {
@@ -342,16 +360,24 @@ impl RubboBuilder {
             }
             (None, None) => registry_as_config_center(&registries, &sessions),
         };
-        for r in &registries {
-            let name = rubbo_registry::resolve_registry_url(r);
-            let name = name.protocol().unwrap_or_default();
-            factories.get(name).map_err(|e| config_err(e.to_string()))?;
+        if let Some(factories) = &factories {
+            for r in &registries {
+                let name = rubbo_registry::resolve_registry_url(r);
+                let name = name.protocol().unwrap_or_default();
+                factories.get(name).map_err(|e| config_err(e.to_string()))?;
+            }
         }
         let mut filters = rubbo_filter::builtin_filters();
-        let metrics = self
-            .observe
-            .install(&mut filters, &self.application, &self.host);
-        let otlp = self.observe.start_otlp(&self.application)?;
+        // Nothing configured (the default): no metrics, no tracing, no exporter, and
+        // none of their code run.
+        let (metrics, otlp) = if self.observe.is_empty() {
+            (None, None)
+        } else {
+            let metrics = self
+                .observe
+                .install(&mut filters, &self.application, &self.host);
+            (metrics, self.observe.start_otlp(&self.application)?)
+        };
         for (name, f) in self.filters {
             filters.register(name, f);
         }
@@ -372,16 +398,11 @@ impl RubboBuilder {
         let fs = filters.clone();
         protocols.add_wrapper(move |p| Arc::new(FilteredProtocol::new(p, fs.clone())));
         let protocols = Arc::new(protocols);
-        let cluster = ClusterContext::default();
         let config_center = config_center
             .for_application(&self.application)
             .with_metrics(metrics.clone());
-        let registry_protocol =
-            RegistryProtocol::new(protocols.clone(), factories, cluster.clone())
-                .with_config_center(config_center.clone())
-                .with_metrics(metrics.clone());
         let app_discovery =
-            app_discovery::AppDiscovery::new(self.app_discovery, &sessions, config_center)?;
+            app_discovery::AppDiscovery::new(self.app_discovery, &sessions, config_center.clone())?;
         if let Some(p) = app_discovery.metadata_service_protocol() {
             raw.get(p).map_err(|e| {
                 config_err(format!(
@@ -401,8 +422,11 @@ impl RubboBuilder {
                 raw_protocols: raw,
                 protocols,
                 filters,
-                registry_protocol,
-                cluster,
+                registry_factories: factories,
+                sessions,
+                config_center,
+                registry_protocol: OnceLock::new(),
+                cluster: OnceLock::new(),
                 exporters: Mutex::new(Vec::new()),
                 references: Mutex::new(Vec::new()),
                 qos: qos::QosState::default(),
@@ -411,7 +435,9 @@ impl RubboBuilder {
                 otlp,
             }),
         };
-        qos::start(&rubbo, &self.qos)?;
+        if !self.qos.is_empty() {
+            qos::start(&rubbo, &self.qos)?;
+        }
         Ok(rubbo)
     }
 }
@@ -437,8 +463,15 @@ struct Inner {
     /// The protocols with their filter chains, to export and refer with.
     protocols: Arc<ExtensionTable<dyn Protocol>>,
     filters: Arc<ExtensionTable<dyn Filter>>,
-    registry_protocol: RegistryProtocol,
-    cluster: ClusterContext,
+    /// The registry factories, once made (see [`Rubbo::registry_protocol`]).
+    registry_factories: Option<Arc<ExtensionTable<dyn RegistryFactory>>>,
+    sessions: Sessions,
+    config_center: ConfigCenter,
+    /// Made when first needed (an export or reference through a registry, QoS): an
+    /// application that exports and refers only directly never runs its code.
+    registry_protocol: OnceLock<RegistryProtocol>,
+    /// Made when first needed (a reference, or [`Rubbo::cluster`]).
+    cluster: OnceLock<ClusterContext>,
     exporters: Mutex<Vec<Arc<dyn Exporter>>>,
     references: Mutex<Vec<BoxInvoker>>,
     qos: qos::QosState,
@@ -490,7 +523,23 @@ impl Rubbo {
 
     /// The cluster context (statistics, balancers, strategies, mocks).
     pub fn cluster(&self) -> &ClusterContext {
-        &self.inner.cluster
+        self.inner.cluster.get_or_init(ClusterContext::default)
+    }
+
+    /// The registry protocol (exports and references through registries), made on
+    /// first use with the registry factories, the cluster context and the config
+    /// center.
+    pub(crate) fn registry_protocol(&self) -> &RegistryProtocol {
+        let i = &self.inner;
+        i.registry_protocol.get_or_init(|| {
+            let factories = i
+                .registry_factories
+                .clone()
+                .unwrap_or_else(|| Arc::new(registry_factories_on(&i.sessions)));
+            RegistryProtocol::new(i.protocols.clone(), factories, self.cluster().clone())
+                .with_config_center(i.config_center.clone())
+                .with_metrics(i.metrics.clone())
+        })
     }
 
     /// The provider URL a service is exported under on the first configured protocol
@@ -616,7 +665,7 @@ impl Rubbo {
                             .registry_url(r)
                             .with_param_encoded(keys::EXPORT_KEY, &url.to_full_string());
                         let e: Arc<dyn Exporter> = Arc::from(
-                            i.registry_protocol
+                            self.registry_protocol()
                                 .export(Arc::new(Rebased::new(invoker.clone(), reg)))
                                 .await?,
                         );
@@ -624,7 +673,7 @@ impl Rubbo {
                         e
                     }
                     Some(b) => Arc::from(
-                        i.registry_protocol
+                        self.registry_protocol()
                             .register_only(&self.registry_url(r), invoker.clone(), b.clone())
                             .await?,
                     ),
@@ -749,7 +798,7 @@ impl Rubbo {
             let reg = self
                 .registry_url(r)
                 .with_param_encoded(keys::REFER_KEY, query);
-            let (invoker, directory) = i.registry_protocol.refer_via(reg, None).await?;
+            let (invoker, directory) = self.registry_protocol().refer_via(reg, None).await?;
             invokers.push(invoker);
             directories.push(directory);
         }
@@ -760,8 +809,10 @@ impl Rubbo {
             let consumer = Url::parse(&format!("consumer://{}/{interface}", i.host))
                 .map_err(|e| config_err(e.to_string()))?
                 .with_param(keys::CLUSTER_KEY, "available");
-            let dir = i.cluster.static_directory(consumer, invokers);
-            i.cluster.join(dir).map_err(|e| config_err(e.to_string()))?
+            let dir = self.cluster().static_directory(consumer, invokers);
+            self.cluster()
+                .join(dir)
+                .map_err(|e| config_err(e.to_string()))?
         };
         Ok((invoker, directories))
     }
@@ -819,8 +870,11 @@ impl Rubbo {
         let consumer = Url::parse(&format!("consumer://{}/{}", i.host, target.interface))
             .map_err(|e| config_err(e.to_string()))?
             .with_params(params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        let dir = i.cluster.static_directory(consumer, invokers);
-        let invoker = i.cluster.join(dir).map_err(|e| config_err(e.to_string()))?;
+        let dir = self.cluster().static_directory(consumer, invokers);
+        let invoker = self
+            .cluster()
+            .join(dir)
+            .map_err(|e| config_err(e.to_string()))?;
         let invoker = self.cluster_chain(invoker)?;
         i.references.lock().push(invoker.clone());
         i.qos.mark_started();
@@ -849,7 +903,12 @@ impl Rubbo {
         // exporters go. A call that a consumer sent before it saw the unregistration
         // is still served, not answered "service not found" (which a consumer's
         // failover does not retry).
-        let registrations = self.inner.registry_protocol.registrations();
+        let registrations = self
+            .inner
+            .registry_protocol
+            .get()
+            .map(RegistryProtocol::registrations)
+            .unwrap_or_default();
         for r in futures::future::join_all(registrations.iter().map(|r| r.set_registered(false)))
             .await
             .into_iter()
@@ -866,7 +925,9 @@ impl Rubbo {
             r.destroy();
         }
         // Waits (bounded) for every subscription to leave its registry.
-        self.inner.registry_protocol.destroy().await;
+        if let Some(p) = self.inner.registry_protocol.get() {
+            p.destroy().await;
+        }
         self.inner.qos.close();
         // Last, so that the spans of the calls finished above go out too.
         #[cfg(feature = "otlp")]

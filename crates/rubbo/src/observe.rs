@@ -63,6 +63,15 @@ impl ObserveSettings {
         self.params.push((key.to_owned(), value));
     }
 
+    /// Nothing configured: no metrics, tracing or exporter (all off by default).
+    pub(crate) fn is_empty(&self) -> bool {
+        #[cfg(feature = "otlp")]
+        if self.otlp.is_some() {
+            return false;
+        }
+        self.params.is_empty()
+    }
+
     fn url(&self) -> Url {
         Url::new("metrics", "", 0).with_params(self.params.iter().map(|(k, v)| (k, v)))
     }

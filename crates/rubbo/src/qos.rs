@@ -86,6 +86,11 @@ impl QosSettings {
         Url::new("qos", "", 0).with_params(self.params.iter().map(|(k, v)| (k, v)))
     }
 
+    /// Nothing configured: QoS is off (it is on only when asked for).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.params.is_empty()
+    }
+
     /// Asked for: `qos.enable` says so, or a port was given.
     fn wanted(&self) -> bool {
         let url = self.url();
@@ -423,7 +428,7 @@ impl QosHost for Rubbo {
     }
 
     fn providers(&self) -> Vec<ProviderService> {
-        let registrations = self.inner.registry_protocol.registrations();
+        let registrations = self.registry_protocol().registrations();
         let mut out: Vec<ProviderService> = Vec::new();
         for e in self.inner.exporters.lock().iter() {
             let url = e.url();
@@ -447,7 +452,7 @@ impl QosHost for Rubbo {
 
     fn consumers(&self) -> Vec<ConsumerService> {
         let mut out: Vec<ConsumerService> = Vec::new();
-        for r in self.inner.registry_protocol.references() {
+        for r in self.registry_protocol().references() {
             let key = r.consumer.service_key();
             let urls = |pick: fn(bool) -> bool| {
                 r.providers
@@ -483,8 +488,7 @@ impl QosHost for Rubbo {
     ) -> BoxFuture<'a, Result<(), QosError>> {
         Box::pin(async move {
             let targets: Vec<_> = self
-                .inner
-                .registry_protocol
+                .registry_protocol()
                 .registrations()
                 .into_iter()
                 .filter(|r| keys.contains(&r.provider().service_key()))
@@ -676,8 +680,7 @@ impl QosHost for Rubbo {
     }
 
     fn router_states(&self) -> Vec<RouterState> {
-        self.inner
-            .registry_protocol
+        self.registry_protocol()
             .references()
             .into_iter()
             .map(|r| RouterState {
@@ -691,7 +694,7 @@ impl QosHost for Rubbo {
     }
 
     fn set_router_recording(&self, service_keys: &[String], enabled: bool) {
-        for r in self.inner.registry_protocol.references() {
+        for r in self.registry_protocol().references() {
             if service_keys.contains(&r.consumer.service_key()) {
                 r.chain.recorder().set_enabled(enabled);
             }
@@ -699,8 +702,7 @@ impl QosHost for Rubbo {
     }
 
     fn recent_routings(&self) -> Vec<String> {
-        self.inner
-            .registry_protocol
+        self.registry_protocol()
             .references()
             .iter()
             .flat_map(|r| r.chain.recorder().recent())

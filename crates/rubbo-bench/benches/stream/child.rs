@@ -32,7 +32,8 @@ pub(crate) struct Sample {
     pub(crate) elapsed: Duration,
     pub(crate) server_cpu: Duration,
     pub(crate) client_cpu: Duration,
-    /// The server's RSS once it served, before any call, and its peak.
+    /// The server's RSS once it served, before any call, and its peak; its anonymous
+    /// and file-backed parts as read at the end of the stream.
     pub(crate) server_rss: Rss,
     /// The client's RSS at its start, and its peak.
     pub(crate) client_rss: Rss,
@@ -65,14 +66,16 @@ impl std::fmt::Display for Sample {
         write!(
             f,
             "{:>10.0} msg/s {:>8.1} MiB/s  server {:.3} µs/msg  client {:.3} µs/msg  \
-             server RSS {:.1} -> peak {:.1} MiB  client RSS {:.1} -> peak {:.1} MiB  \
-             ({} msgs in {:.2?})",
+             server RSS {:.1} -> peak {:.1} MiB (end: anon {:.1} file {:.1})  \
+             client RSS {:.1} -> peak {:.1} MiB  ({} msgs in {:.2?})",
             self.rate(),
             self.mib_per_sec(),
             self.server_us(),
             self.client_us(),
             self.server_rss.now as f64 / MIB,
             self.server_rss.peak as f64 / MIB,
+            self.server_rss.anon as f64 / MIB,
+            self.server_rss.file as f64 / MIB,
             self.client_rss.now as f64 / MIB,
             self.client_rss.peak as f64 / MIB,
             self.messages,
@@ -182,7 +185,7 @@ pub(crate) fn run_pair(pair: Pair, workload: Workload) -> anyhow::Result<Sample>
     client.send("go")?;
     let result = client.expect("result")?;
     let server_cpu = proc::cpu(&server_pid)?.saturating_sub(cpu0);
-    let peak = proc::rss(&server_pid)?.peak;
+    let end = proc::rss(&server_pid)?;
     client.finish();
     server.finish();
     let f: Vec<u64> = result
@@ -202,11 +205,12 @@ pub(crate) fn run_pair(pair: Pair, workload: Workload) -> anyhow::Result<Sample>
         client_cpu: Duration::from_nanos(cpu),
         server_rss: Rss {
             now: ready.now,
-            peak,
+            ..end
         },
         client_rss: Rss {
             now: rss_start,
             peak: rss_peak,
+            ..Rss::default()
         },
     })
 }

@@ -31,6 +31,11 @@ pub(crate) struct Rss {
     pub(crate) now: u64,
     /// `VmHWM`: the peak since the process started.
     pub(crate) peak: u64,
+    /// `RssAnon`: the anonymous part of `VmRSS` (heap, stacks), when read.
+    pub(crate) anon: u64,
+    /// `RssFile`: the file-backed part of `VmRSS` (the executable's and the
+    /// libraries' pages), when read.
+    pub(crate) file: u64,
 }
 
 pub(crate) fn rss(pid: &str) -> anyhow::Result<Rss> {
@@ -52,6 +57,8 @@ pub(crate) fn rss(pid: &str) -> anyhow::Result<Rss> {
     Ok(Rss {
         now: field("VmRSS:")?,
         peak: field("VmHWM:")?,
+        anon: field("RssAnon:")?,
+        file: field("RssFile:")?,
     })
 }
 

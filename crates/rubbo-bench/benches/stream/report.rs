@@ -178,7 +178,9 @@ pub(crate) fn render(cells: &[Cell], config: &Config, load_start: &str, load_end
          message checked; MiB/s counts note bodies or chunk data), CPU per message of each \
          process over the measured stream (µs), each process's peak RSS (`VmHWM`, MiB) \
          and, in parentheses, its growth over its RSS when it started (server: serving, \
-         before any call; client: at process start). Load average (1, 5, 15 min) at the \
+         before any call; client: at process start); the server's RSS at the end of the \
+         stream split into anonymous (heap, stacks) and file-backed (code and read-only \
+         data of the executable and libraries: `RssAnon` / `RssFile`, MiB). Load average (1, 5, 15 min) at the \
          start: {load_start}; at the end: {load_end}.\n",
         config.server_threads,
         config.client_threads,
@@ -190,19 +192,19 @@ pub(crate) fn render(cells: &[Cell], config: &Config, load_start: &str, load_end
         let _ = writeln!(
             out,
             "{}.\n\n| pair | msg/s | MiB/s | server CPU/msg | client CPU/msg | server peak RSS | \
-             client peak RSS |\n|---|---:|---:|---:|---:|---:|---:|",
+             client peak RSS | server RSS at end: anon / file |\n|---|---:|---:|---:|---:|---:|---:|---:|",
             describe(cell.workload, config)
         );
         for &(pair, _) in &cell.rounds {
             let m = |f: &dyn Fn(&Sample) -> f64| cell.median(pair, f);
             let Some(rps) = m(&|s| s.rate()) else {
-                let _ = writeln!(out, "| {pair} | error | - | - | - | - | - |");
+                let _ = writeln!(out, "| {pair} | error | - | - | - | - | - | - |");
                 continue;
             };
             let mib = |f: &dyn Fn(&Sample) -> f64| m(f).unwrap_or(f64::NAN) / MIB;
             let _ = writeln!(
                 out,
-                "| {pair} | {} | {:.1} | {:.3} | {:.3} | {:.1} (+{:.1}) | {:.1} (+{:.1}) |",
+                "| {pair} | {} | {:.1} | {:.3} | {:.3} | {:.1} (+{:.1}) | {:.1} (+{:.1}) | {:.1} / {:.1} |",
                 rate(rps),
                 m(&|s| s.mib_per_sec()).unwrap_or(f64::NAN),
                 m(&|s| s.server_us()).unwrap_or(f64::NAN),
@@ -211,6 +213,8 @@ pub(crate) fn render(cells: &[Cell], config: &Config, load_start: &str, load_end
                 mib(&|s| s.server_rss.peak.saturating_sub(s.server_rss.now) as f64),
                 mib(&|s| s.client_rss.peak as f64),
                 mib(&|s| s.client_rss.peak.saturating_sub(s.client_rss.now) as f64),
+                mib(&|s| s.server_rss.anon as f64),
+                mib(&|s| s.server_rss.file as f64),
             );
         }
         let comps = comparisons(&config.pairs);

@@ -1043,8 +1043,7 @@ impl AppDiscovery {
             .clone()
             .with_param_encoded(keys::REFER_KEY, query);
         let (invoker, directory) = rubbo
-            .inner
-            .registry_protocol
+            .registry_protocol()
             .refer_via(url, Some(registry as rubbo_registry::SharedRegistry))
             .await?;
         Ok(migration::invoker::Side::new(invoker, vec![directory]))
