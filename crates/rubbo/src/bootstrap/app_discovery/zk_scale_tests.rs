@@ -7,7 +7,10 @@
 //!   provider URL node per (interface, instance) written by a `ZookeeperRegistry`; at
 //!   application level one instance node per instance, one mapping node per
 //!   interface and one MetadataInfo node per application (storage type `remote`)
-//!   written by a `ZookeeperServiceDiscovery`;
+//!   written by a `ZookeeperServiceDiscovery`; then again from nothing with storage type
+//!   `local` (Java's default: no MetadataInfo node), for the bytes only. The requests
+//!   each writer sends are decoded and counted by ZooKeeper operation, and the
+//!   application level's bytes split by part (MetadataInfo, mapping, instance);
 //! - **bytes pushed**: what ZooKeeper sends a consumer subscribed to all N × M
 //!   interfaces until it holds all N × M × K provider URLs (through its own proxy);
 //! - **consumer memory**: `VmRSS` growth of that consumer, a process of its own (this
