@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::MetadataError;
+use crate::instance_metadata::InstanceMetadata;
 
 /// The payload class Java's ZooKeeper discovery puts in the Curator JSON.
 pub const ZOOKEEPER_INSTANCE_CLASS: &str = "org.apache.dubbo.registry.zookeeper.ZookeeperInstance";
@@ -26,7 +27,7 @@ pub struct ServiceInstance {
     pub port: u16,
     /// The metadata: `dubbo.metadata.revision`, `dubbo.endpoints`... (sorted, as Java's
     /// `getSortedMetadata`).
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: InstanceMetadata,
 }
 
 /// A protocol and the port it is served on, one entry of `dubbo.endpoints`.
@@ -86,7 +87,7 @@ impl ServiceInstance {
             service_name: service_name.into(),
             host: host.into(),
             port,
-            metadata: BTreeMap::new(),
+            metadata: InstanceMetadata::new(),
         }
     }
 
@@ -295,9 +296,14 @@ pub fn parse_metadata(json: &str) -> Result<BTreeMap<String, String>, String> {
 
 /// Instance metadata as the JSON object of strings a provider writes (the Pod
 /// annotation's value)
-/// (what Java writes with `JSONObject.toJSONString(instance.getMetadata())`).
-pub fn metadata_json(metadata: &BTreeMap<String, String>) -> String {
-    serde_json::to_string(metadata).unwrap_or_else(|_| "{}".to_owned())
+/// (what Java writes with `JSONObject.toJSONString(instance.getMetadata())`), from an
+/// [`InstanceMetadata`] or a `BTreeMap<String, String>`, entries in key order.
+pub fn metadata_json<'a>(metadata: impl IntoIterator<Item = (&'a String, &'a String)>) -> String {
+    let map: BTreeMap<&str, &str> = metadata
+        .into_iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    serde_json::to_string(&map).unwrap_or_else(|_| "{}".to_owned())
 }
 
 #[cfg(test)]

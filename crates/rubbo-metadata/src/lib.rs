@@ -4,6 +4,7 @@ mod discovery;
 mod error;
 mod info;
 mod instance;
+mod instance_metadata;
 pub mod memory;
 
 pub use discovery::{
@@ -18,4 +19,5 @@ pub use instance::{
     Endpoint, ServiceInstance, ZOOKEEPER_INSTANCE_CLASS, metadata_json,
     metadata_service_url_params, parse_metadata, parse_url_params,
 };
+pub use instance_metadata::InstanceMetadata;
 pub use memory::MemoryServiceDiscovery;

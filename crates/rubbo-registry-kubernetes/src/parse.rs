@@ -210,8 +210,8 @@ pub fn instances(
             skipped.push(Skipped::NoMetadata { pod: name.clone() });
             continue;
         };
-        let metadata = match parse_metadata(annotation) {
-            Ok(m) => m,
+        let metadata: rubbo_metadata::InstanceMetadata = match parse_metadata(annotation) {
+            Ok(m) => m.into(),
             Err(reason) => {
                 skipped.push(Skipped::BadMetadata {
                     pod: name.clone(),

@@ -338,19 +338,22 @@ impl Inner {
                     Err(e) => Err(e),
                 }
             }
-            Err(ZkError::NoNode) => {
-                if let Some(i) = path.rfind('/').filter(|&i| i > 0) {
-                    client.mkdir(&path[..i], &self.modes.persistent).await?;
-                }
-                match client
-                    .create(path, app.as_bytes(), &self.modes.persistent)
-                    .await
-                {
-                    Ok(_) => Ok(true),
-                    Err(ZkError::NodeExists) => Ok(false),
-                    Err(e) => Err(e),
-                }
-            }
+            // The parent (`/dubbo/mapping`) is made once per discovery, not once per
+            // interface mapped.
+            Err(ZkError::NoNode) => match create_with_parents(
+                client,
+                path,
+                app.as_bytes(),
+                &self.modes.persistent,
+                &self.modes,
+                &self.parents,
+            )
+            .await
+            {
+                Ok(()) => Ok(true),
+                Err(ZkError::NodeExists) => Ok(false),
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e),
         }
     }

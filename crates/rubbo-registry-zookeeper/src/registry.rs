@@ -1,5 +1,6 @@
 //! `ZookeeperRegistry`: the interface-level registry Java Dubbo writes in ZooKeeper.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -68,7 +69,9 @@ pub(crate) struct Inner {
     /// `zk.watch` and whether the server has persistent watches.
     pub(crate) watch: WatchSupport,
     destroyed: AtomicBool,
-    registered: Mutex<Vec<Url>>,
+    /// What this registry registered, to create again on a new session: a set, so that
+    /// registering costs the same with 100,000 URLs registered as with one.
+    registered: Mutex<HashSet<Url>>,
     subscriptions: Mutex<Vec<Subscription>>,
 }
 
@@ -126,7 +129,7 @@ impl ZookeeperRegistry {
             watch,
             url: url.clone(),
             destroyed: AtomicBool::new(false),
-            registered: Mutex::new(Vec::new()),
+            registered: Mutex::new(HashSet::new()),
             subscriptions: Mutex::new(Vec::new()),
         });
         let recover_task = tokio::spawn(recover_loop(inner.clone()));
@@ -239,14 +242,9 @@ impl Inner {
         let ephemeral = url.param::<Dynamic>();
         // Recorded first, so that a session that ends while the node is being created
         // recovers it too.
-        {
-            let mut reg = self.registered.lock();
-            if !reg.contains(&url) {
-                reg.push(url.clone());
-            }
-        }
+        self.registered.lock().insert(url.clone());
         if let Err(e) = create_node(&client, &path, ephemeral, &self.modes, &self.parents).await {
-            self.registered.lock().retain(|u| *u != url);
+            self.registered.lock().remove(&url);
             return Err(self.zk_error(format!("create {path}"), e));
         }
         debug!(path, ephemeral, "registered");
@@ -254,7 +252,7 @@ impl Inner {
     }
 
     async fn do_unregister(&self, url: Url) -> RegistryResult<()> {
-        self.registered.lock().retain(|u| *u != url);
+        self.registered.lock().remove(&url);
         let client = self.check()?;
         let path = paths::url_path(&self.root, &url);
         match client.delete(&path, None).await {
@@ -388,7 +386,7 @@ impl Inner {
     /// Creates the registered nodes again in a new session.
     async fn recover(&self, client: &Client, generation: u64) {
         loop {
-            let urls = self.registered.lock().clone();
+            let urls: Vec<Url> = self.registered.lock().iter().cloned().collect();
             if urls.is_empty() {
                 return;
             }
@@ -473,7 +471,7 @@ impl Registry for ZookeeperRegistry {
                 s.abort();
             }
             // Delete our nodes now rather than when the server notices the session closed.
-            let urls: Vec<Url> = self.inner.registered.lock().drain(..).collect();
+            let urls: Vec<Url> = self.inner.registered.lock().drain().collect();
             if let Some(conn) = self.inner.session.current() {
                 for url in urls.iter().filter(|u| u.param::<Dynamic>()) {
                     let path = paths::url_path(&self.inner.root, url);

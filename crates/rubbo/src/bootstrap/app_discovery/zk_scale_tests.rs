@@ -7,7 +7,10 @@
 //!   provider URL node per (interface, instance) written by a `ZookeeperRegistry`; at
 //!   application level one instance node per instance, one mapping node per
 //!   interface and one MetadataInfo node per application (storage type `remote`)
-//!   written by a `ZookeeperServiceDiscovery`;
+//!   written by a `ZookeeperServiceDiscovery`; then again from nothing with storage type
+//!   `local` (Java's default: no MetadataInfo node), for the bytes only. The requests
+//!   each writer sends are decoded and counted by ZooKeeper operation, and the
+//!   application level's bytes split by part (MetadataInfo, mapping, instance);
 //! - **bytes pushed**: what ZooKeeper sends a consumer subscribed to all N × M
 //!   interfaces until it holds all N × M × K provider URLs (through its own proxy);
 //! - **consumer memory**: `VmRSS` growth of that consumer, a process of its own (this
@@ -111,7 +114,7 @@ fn metadata(a: usize, size: Size) -> MetadataInfo {
     info
 }
 
-fn instance(a: usize, k: usize, revision: &str) -> ServiceInstance {
+fn instance(a: usize, k: usize, revision: &str, storage: &str) -> ServiceInstance {
     let mut i = ServiceInstance::new(app(a), host(a, k), 20880);
     i.metadata.insert(
         keys::EXPORTED_SERVICES_REVISION_PROPERTY_NAME.into(),
@@ -119,7 +122,7 @@ fn instance(a: usize, k: usize, revision: &str) -> ServiceInstance {
     );
     i.metadata.insert(
         keys::METADATA_STORAGE_TYPE_PROPERTY_NAME.into(),
-        "remote".into(),
+        storage.into(),
     );
     i.set_endpoints(&[Endpoint {
         port: 20880,
@@ -130,11 +133,86 @@ fn instance(a: usize, k: usize, revision: &str) -> ServiceInstance {
 
 /// A TCP proxy to `target` counting the bytes each way: (client to server, server to
 /// client).
+/// Also splits what the client sends into ZooKeeper requests and counts them by
+/// operation (see [`Requests`]).
 #[derive(Debug, Clone)]
 struct Counted {
     address: String,
     up: Arc<AtomicU64>,
     down: Arc<AtomicU64>,
+    requests: Arc<Mutex<Requests>>,
+}
+
+/// The requests a client sent, by ZooKeeper operation: (count, bytes with their
+/// 4-byte length prefix).
+#[derive(Debug, Default, Clone)]
+struct Requests {
+    by_op: std::collections::BTreeMap<&'static str, (u64, u64)>,
+    /// The bytes of a request not complete yet.
+    partial: Vec<u8>,
+    /// Whether the connect request (which has no request header) was seen.
+    connected: bool,
+}
+
+impl Requests {
+    fn name(op: i32) -> &'static str {
+        match op {
+            1 => "create",
+            2 => "delete",
+            3 => "exists",
+            4 => "getData",
+            5 => "setData",
+            8 => "getChildren",
+            11 => "ping",
+            12 => "getChildren2",
+            15 => "create2",
+            101 => "setWatches",
+            105 => "setWatches2",
+            106 => "addWatch",
+            _ => "other",
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        self.partial.extend_from_slice(bytes);
+        let mut at = 0;
+        while self.partial.len() - at >= 4 {
+            let len = u32::from_be_bytes(self.partial[at..at + 4].try_into().unwrap()) as usize;
+            if self.partial.len() - at < 4 + len {
+                break;
+            }
+            let frame = &self.partial[at + 4..at + 4 + len];
+            let name = if !self.connected {
+                self.connected = true;
+                "connect"
+            } else if frame.len() >= 8 {
+                Self::name(i32::from_be_bytes(frame[4..8].try_into().unwrap()))
+            } else {
+                "other"
+            };
+            let e = self.by_op.entry(name).or_default();
+            e.0 += 1;
+            e.1 += 4 + len as u64;
+            at += 4 + len;
+        }
+        self.partial.drain(..at);
+    }
+
+    /// `op count-per-unit × mean bytes`, by operation; pings and the connect left out.
+    fn summary(&self, per: u64) -> String {
+        self.by_op
+            .iter()
+            .filter(|(op, _)| !matches!(**op, "ping" | "connect"))
+            .map(|(op, (n, b))| {
+                format!(
+                    "{op} {:.2} × {:.0} B",
+                    *n as f64 / per.max(1) as f64,
+                    *b as f64 / (*n).max(1) as f64
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 impl Counted {
@@ -143,7 +221,8 @@ impl Counted {
         let address = listener.local_addr().unwrap().to_string();
         let up = Arc::new(AtomicU64::new(0));
         let down = Arc::new(AtomicU64::new(0));
-        let (u, d) = (up.clone(), down.clone());
+        let requests = Arc::new(Mutex::new(Requests::default()));
+        let (u, d, r) = (up.clone(), down.clone(), requests.clone());
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let Ok(server) = TcpStream::connect(&target).await else {
@@ -151,11 +230,25 @@ impl Counted {
                 };
                 let (cr, cw) = client.into_split();
                 let (sr, sw) = server.into_split();
-                tokio::spawn(pipe(cr, sw, u.clone()));
-                tokio::spawn(pipe(sr, cw, d.clone()));
+                // One connection at a time is decoded: the writers here open one.
+                *r.lock() = Requests::default();
+                tokio::spawn(pipe(cr, sw, u.clone(), Some(r.clone())));
+                tokio::spawn(pipe(sr, cw, d.clone(), None));
             }
         });
-        Counted { address, up, down }
+        Counted {
+            address,
+            up,
+            down,
+            requests,
+        }
+    }
+
+    /// The requests sent so far, and their bytes; [`Requests::partial`] left out.
+    fn requests(&self) -> Requests {
+        let mut r = self.requests.lock().clone();
+        r.partial.clear();
+        r
     }
 
     fn counts(&self) -> (u64, u64) {
@@ -170,6 +263,7 @@ async fn pipe(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
     count: Arc<AtomicU64>,
+    requests: Option<Arc<Mutex<Requests>>>,
 ) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -177,6 +271,9 @@ async fn pipe(
             Ok(0) | Err(_) => return,
             Ok(n) => {
                 count.fetch_add(n as u64, Ordering::SeqCst);
+                if let Some(r) = &requests {
+                    r.lock().feed(&buf[..n]);
+                }
                 if to.write_all(&buf[..n]).await.is_err() {
                     return;
                 }
@@ -443,6 +540,10 @@ async fn zk_scale_interface_vs_application() {
     assert!(written.iter().all(Result::is_ok));
     let iface_written = proxy.counts().0;
     println!(
+        "interface level, requests per provider URL: {}",
+        proxy.requests().summary(size.urls() as u64)
+    );
+    println!(
         "interface level: {} URLs written in {:?}",
         size.urls(),
         start.elapsed()
@@ -457,47 +558,9 @@ async fn zk_scale_interface_vs_application() {
     }
 
     // Application level: instances, mappings and metadata, through one discovery.
-    let proxy = Counted::start(zk_address.clone()).await;
-    let discovery = ZookeeperServiceDiscovery::connect(
-        Url::parse(&format!("zookeeper://{}?timeout=30000", proxy.address)).unwrap(),
-    )
-    .await
-    .unwrap();
-    let start = Instant::now();
-    for a in 0..size.apps {
-        let info = metadata(a, size);
-        discovery.publish_metadata(&info).await.unwrap();
-        for m in 0..size.interfaces {
-            discovery.map(&interface(a, m), &app(a)).await.unwrap();
-        }
-        let regs = (0..size.instances).map(|k| discovery.register(instance(a, k, info.revision())));
-        for r in futures::future::join_all(regs).await {
-            r.unwrap();
-        }
-    }
-    let app_written = proxy.counts().0;
-    println!(
-        "application level: {} instances written in {:?}",
-        size.apps * size.instances,
-        start.elapsed()
-    );
-    let mut app_stored = (0, 0);
-    for a in 0..size.apps {
-        for p in [
-            format!("/services/{}", app(a)),
-            format!("/dubbo/metadata/{}", app(a)),
-        ] {
-            let (n, b) = stored(&raw, &p).await;
-            app_stored.0 += n;
-            app_stored.1 += b;
-        }
-        for m in 0..size.interfaces {
-            let (n, b) = stored(&raw, &format!("/dubbo/mapping/{}", interface(a, m))).await;
-            app_stored.0 += n;
-            app_stored.1 += b;
-        }
-    }
-
+    let (app_written, app_phases, discovery) =
+        write_application_level(&zk_address, size, "remote").await;
+    let app_stored = stored_application_level(&raw, size).await;
     let i = run_child("interface", &zk_address, size).await;
     let a = run_child("application", &zk_address, size).await;
     assert_eq!(i.urls, size.urls() as u64);
@@ -538,6 +601,169 @@ async fn zk_scale_interface_vs_application() {
         a.pushed as f64 / i.pushed as f64,
         per(&a) / per(&i).max(1.0),
     );
+
+    // Java's default storage type, `local`: the MetadataInfo stays in the provider
+    // (its MetadataService), the registry gets the mappings and instances only. Written
+    // again from nothing: the `remote` pass's instances, parents and mappings removed.
+    discovery.destroy().await;
+    drop(discovery);
+    for a in 0..size.apps {
+        raw.delete(&format!("/services/{}", app(a)), None)
+            .await
+            .unwrap();
+        let metadata_path = format!("/dubbo/metadata/{}", app(a));
+        let revision = metadata(a, size).revision().to_owned();
+        raw.delete(&format!("{metadata_path}/{revision}"), None)
+            .await
+            .unwrap();
+        raw.delete(&metadata_path, None).await.unwrap();
+        for m in 0..size.interfaces {
+            raw.delete(&format!("/dubbo/mapping/{}", interface(a, m)), None)
+                .await
+                .unwrap();
+        }
+    }
+    let (local_written, local_phases, discovery) =
+        write_application_level(&zk_address, size, "local").await;
+    let local_stored = stored_application_level(&raw, size).await;
+    println!("\nwritten by the application level, by part (wire bytes; requests per unit):\n");
+    println!("| storage type | part | bytes | per unit | requests per unit |");
+    println!("|---|---|---|---|---|");
+    for (storage, phases) in [("remote", &app_phases), ("local", &local_phases)] {
+        for p in phases {
+            println!(
+                "| {storage} | {} | {} | {:.0} | {} |",
+                p.name,
+                p.bytes,
+                p.bytes as f64 / p.units.max(1) as f64,
+                p.requests
+            );
+        }
+    }
+    println!(
+        "\nlocal: written {local_written} (wire), stored {} / {}; app(local)/interface: written {:.3} (wire) {:.3} (stored)",
+        local_stored.0,
+        local_stored.1,
+        local_written as f64 / iface_written as f64,
+        local_stored.1 as f64 / iface_stored.1 as f64,
+    );
     discovery.destroy().await;
     drop(registry);
+}
+
+/// What one part of the application-level writing sent.
+struct Phase {
+    name: &'static str,
+    /// Applications, interfaces or instances written.
+    units: u64,
+    bytes: u64,
+    /// [`Requests::summary`] per unit.
+    requests: String,
+}
+
+/// The requests in `after` that are not in `before`.
+fn since(before: &Requests, after: &Requests) -> Requests {
+    let mut d = after.clone();
+    for (op, (n, b)) in &before.by_op {
+        let e = d.by_op.entry(op).or_default();
+        e.0 -= n;
+        e.1 -= b;
+    }
+    d.by_op.retain(|_, (n, _)| *n > 0);
+    d
+}
+
+/// Writes the application level of `size` through one `ZookeeperServiceDiscovery` and
+/// a counting proxy: for each application its MetadataInfo (storage type `remote`
+/// only), the mapping of each interface, its instances. Returns the bytes written,
+/// by part, and the discovery (its instances are ephemeral).
+async fn write_application_level(
+    zk_address: &str,
+    size: Size,
+    storage: &str,
+) -> (u64, Vec<Phase>, ZookeeperServiceDiscovery) {
+    let proxy = Counted::start(zk_address.to_owned()).await;
+    let discovery = ZookeeperServiceDiscovery::connect(
+        Url::parse(&format!("zookeeper://{}?timeout=30000", proxy.address)).unwrap(),
+    )
+    .await
+    .unwrap();
+    let start_bytes = proxy.counts().0;
+    let mut totals: [(u64, Requests); 3] = Default::default();
+    let start = Instant::now();
+    for a in 0..size.apps {
+        let info = metadata(a, size);
+        let mut mark = (proxy.counts().0, proxy.requests());
+        let mut account = |part: usize, proxy: &Counted| {
+            let now = (proxy.counts().0, proxy.requests());
+            let t = &mut totals[part];
+            t.0 += now.0 - mark.0;
+            let d = since(&mark.1, &now.1);
+            for (op, (n, b)) in d.by_op {
+                let e = t.1.by_op.entry(op).or_default();
+                e.0 += n;
+                e.1 += b;
+            }
+            mark = now;
+        };
+        if storage == "remote" {
+            discovery.publish_metadata(&info).await.unwrap();
+        }
+        account(0, &proxy);
+        for m in 0..size.interfaces {
+            discovery.map(&interface(a, m), &app(a)).await.unwrap();
+        }
+        account(1, &proxy);
+        let regs = (0..size.instances)
+            .map(|k| discovery.register(instance(a, k, info.revision(), storage)));
+        for r in futures::future::join_all(regs).await {
+            r.unwrap();
+        }
+        account(2, &proxy);
+    }
+    let written = proxy.counts().0 - start_bytes;
+    println!(
+        "application level ({storage}): {} instances written in {:?}",
+        size.apps * size.instances,
+        start.elapsed()
+    );
+    let units = [
+        size.apps,
+        size.apps * size.interfaces,
+        size.apps * size.instances,
+    ];
+    let phases = ["MetadataInfo", "mapping", "instance"]
+        .into_iter()
+        .zip(units)
+        .zip(totals)
+        .filter(|((_, _), (bytes, _))| *bytes > 0)
+        .map(|((name, units), (bytes, requests))| Phase {
+            name,
+            units: units as u64,
+            bytes,
+            requests: requests.summary(units as u64),
+        })
+        .collect();
+    (written, phases, discovery)
+}
+
+/// Nodes and bytes (path + data) stored under what the application level writes.
+async fn stored_application_level(raw: &zookeeper_client::Client, size: Size) -> (u64, u64) {
+    let mut app_stored = (0, 0);
+    for a in 0..size.apps {
+        for p in [
+            format!("/services/{}", app(a)),
+            format!("/dubbo/metadata/{}", app(a)),
+        ] {
+            let (n, b) = stored(raw, &p).await;
+            app_stored.0 += n;
+            app_stored.1 += b;
+        }
+        for m in 0..size.interfaces {
+            let (n, b) = stored(raw, &format!("/dubbo/mapping/{}", interface(a, m))).await;
+            app_stored.0 += n;
+            app_stored.1 += b;
+        }
+    }
+    app_stored
 }

@@ -1,0 +1,234 @@
+//! [`InstanceMetadata`]: an instance's metadata map, kept compact.
+
+use std::collections::BTreeMap;
+use std::ops::Index;
+
+/// An instance's metadata (`dubbo.metadata.revision`, `dubbo.endpoints`...): string
+/// keys to string values, sorted by key as Java's `getSortedMetadata`, with the
+/// reading API of a `BTreeMap<String, String>`.
+///
+/// Kept as one sorted vector of the size it holds rather than a `BTreeMap`, whose
+/// smallest node is 544 bytes: an instance usually has 3 to 7 entries, and a consumer
+/// keeps one instance per provider (10,000 or more).
+///
+/// ```
+/// use rubbo_metadata::InstanceMetadata;
+/// let mut m = InstanceMetadata::new();
+/// m.insert("b".into(), "2".into());
+/// m.insert("a".into(), "1".into());
+/// assert_eq!(m.insert("a".into(), "3".into()).as_deref(), Some("1"));
+/// assert_eq!(m["a"], "3");
+/// assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), ["a", "b"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct InstanceMetadata(Vec<(String, String)>);
+
+impl InstanceMetadata {
+    /// No entries.
+    pub fn new() -> Self {
+        InstanceMetadata(Vec::new())
+    }
+
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&String> {
+        self.find(key).ok().map(|i| &self.0[i].1)
+    }
+
+    /// Whether `key` has a value.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.find(key).is_ok()
+    }
+
+    /// Sets `key` to `value`, returning the value it replaced. Room is made for one
+    /// entry at a time: a map filled by inserts stays the size of what it holds.
+    pub fn insert(&mut self, key: String, value: String) -> Option<String> {
+        match self.find(&key) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
+            Err(i) => {
+                self.0.reserve_exact(1);
+                self.0.insert(i, (key, value));
+                None
+            }
+        }
+    }
+
+    /// Removes `key`, returning its value.
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        self.find(key).ok().map(|i| self.0.remove(i).1)
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The entries, by key.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &String)> + ExactSizeIterator {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    /// The keys, sorted.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
+        self.0.iter().map(|(k, _)| k)
+    }
+
+    /// The values, by key.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
+        self.0.iter().map(|(_, v)| v)
+    }
+}
+
+impl Index<&str> for InstanceMetadata {
+    type Output = String;
+
+    /// The value of `key`; panics when there is none, as `BTreeMap`'s index does.
+    fn index(&self, key: &str) -> &String {
+        #[allow(clippy::expect_used)]
+        self.get(key)
+            .expect("no entry for this key in the instance metadata")
+    }
+}
+
+impl FromIterator<(String, String)> for InstanceMetadata {
+    /// The last value of a key repeated wins, as in a `BTreeMap`.
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
+        let mut entries: Vec<(String, String)> = iter.into_iter().collect();
+        // Stable: of equal keys, the last one given is the last one here.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(String, String)> = Vec::with_capacity(entries.len());
+        for e in entries {
+            match out.last_mut() {
+                Some(last) if last.0 == e.0 => *last = e,
+                _ => out.push(e),
+            }
+        }
+        out.shrink_to_fit();
+        InstanceMetadata(out)
+    }
+}
+
+impl Extend<(String, String)> for InstanceMetadata {
+    fn extend<I: IntoIterator<Item = (String, String)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+impl<const N: usize> From<[(String, String); N]> for InstanceMetadata {
+    fn from(entries: [(String, String); N]) -> Self {
+        entries.into_iter().collect()
+    }
+}
+
+impl From<BTreeMap<String, String>> for InstanceMetadata {
+    fn from(map: BTreeMap<String, String>) -> Self {
+        // Already sorted and unique.
+        let mut v: Vec<(String, String)> = map.into_iter().collect();
+        v.shrink_to_fit();
+        InstanceMetadata(v)
+    }
+}
+
+impl From<InstanceMetadata> for BTreeMap<String, String> {
+    fn from(m: InstanceMetadata) -> Self {
+        m.0.into_iter().collect()
+    }
+}
+
+impl PartialEq<BTreeMap<String, String>> for InstanceMetadata {
+    fn eq(&self, other: &BTreeMap<String, String>) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl PartialEq<InstanceMetadata> for BTreeMap<String, String> {
+    fn eq(&self, other: &InstanceMetadata) -> bool {
+        other == self
+    }
+}
+
+impl<'a> IntoIterator for &'a InstanceMetadata {
+    type Item = (&'a String, &'a String);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (String, String)>,
+        fn(&'a (String, String)) -> (&'a String, &'a String),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+}
+
+impl IntoIterator for InstanceMetadata {
+    type Item = (String, String);
+    type IntoIter = std::vec::IntoIter<(String, String)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &str) -> String {
+        v.to_owned()
+    }
+
+    #[test]
+    fn behaves_as_a_btreemap() {
+        let ops: [(&str, Option<&str>); 9] = [
+            ("m", Some("1")),
+            ("c", Some("2")),
+            ("x", Some("3")),
+            ("c", Some("4")),
+            ("a", None),
+            ("m", None),
+            ("a", Some("5")),
+            ("z", Some("6")),
+            ("x", None),
+        ];
+        let mut ours = InstanceMetadata::new();
+        let mut map = BTreeMap::new();
+        for (k, v) in ops {
+            match v {
+                Some(v) => assert_eq!(ours.insert(s(k), s(v)), map.insert(s(k), s(v))),
+                None => assert_eq!(ours.remove(k), map.remove(k)),
+            }
+            assert!(ours.iter().eq(map.iter()));
+            assert_eq!(ours.len(), map.len());
+            for key in ["a", "c", "m", "x", "z", "q"] {
+                assert_eq!(ours.get(key), map.get(key));
+                assert_eq!(ours.contains_key(key), map.contains_key(key));
+            }
+        }
+        assert_eq!(ours, map);
+        assert_eq!(BTreeMap::from(ours.clone()), map);
+        assert_eq!(InstanceMetadata::from(map), ours);
+    }
+
+    #[test]
+    fn collected_it_keeps_the_last_value_of_a_key_and_no_spare_room() {
+        let m: InstanceMetadata = [(s("b"), s("1")), (s("a"), s("2")), (s("b"), s("3"))]
+            .into_iter()
+            .collect();
+        assert!(m.iter().eq([(&s("a"), &s("2")), (&s("b"), &s("3"))]));
+        assert_eq!(m.0.capacity(), 2);
+        let mut m = InstanceMetadata::new();
+        for i in 0..5 {
+            m.insert(format!("k{i}"), s("v"));
+        }
+        assert_eq!(m.0.capacity(), 5);
+    }
+}
