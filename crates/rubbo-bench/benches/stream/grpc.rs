@@ -83,10 +83,8 @@ impl Streams for StreamsService {
 
 /// `RUBBO_STREAM_BENCH_TONIC_WINDOW`, if set (`None`: hyper's default windows).
 fn window() -> anyhow::Result<Option<u32>> {
-    Ok(match crate::env::<u32>("RUBBO_STREAM_BENCH_TONIC_WINDOW", 0)? {
-        0 => None,
-        w => Some(w),
-    })
+    let window = crate::env::<u32>("RUBBO_STREAM_BENCH_TONIC_WINDOW", 0)?;
+    Ok((window != 0).then_some(window))
 }
 
 /// The tonic server; shut down on drop.
