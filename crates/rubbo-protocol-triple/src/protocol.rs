@@ -150,16 +150,7 @@ impl Protocol for TripleProtocol {
                     } else {
                         bind.clone()
                     };
-                    // Plain HTTP/2 unless a key of `dubbo.ssl` is set (TLS's code is not
-                    // run, nor its pages touched, for a server without it).
-                    let tls = if keys::SSL_SERVER_KEYS
-                        .iter()
-                        .any(|k| url.get_param(k).is_some())
-                    {
-                        TlsAcceptor::from_url(&url, ALPN).map_err(|e| tls_err(&url, e))?
-                    } else {
-                        None
-                    };
+                    let tls = TlsAcceptor::from_url(&url, ALPN).map_err(|e| tls_err(&url, e))?;
                     let server = Server::bind(
                         &addr,
                         H2Settings::from_url(&url),

@@ -435,9 +435,7 @@ impl RubboBuilder {
                 otlp,
             }),
         };
-        if !self.qos.is_empty() {
-            qos::start(&rubbo, &self.qos)?;
-        }
+        qos::start(&rubbo, &self.qos)?;
         Ok(rubbo)
     }
 }

@@ -86,13 +86,12 @@ impl QosSettings {
         Url::new("qos", "", 0).with_params(self.params.iter().map(|(k, v)| (k, v)))
     }
 
-    /// Nothing configured: QoS is off (it is on only when asked for).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.params.is_empty()
-    }
-
-    /// Asked for: `qos.enable` says so, or a port was given.
+    /// Asked for: `qos.enable` says so, or a port was given (nothing configured: off,
+    /// and decided without building the settings' URL).
     fn wanted(&self) -> bool {
+        if self.params.is_empty() {
+            return false;
+        }
         let url = self.url();
         match url.get_param(keys::QOS_ENABLE_KEY) {
             Some(_) => url.param::<keys::QosEnable>(),
