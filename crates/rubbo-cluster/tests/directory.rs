@@ -327,12 +327,24 @@ async fn deltas_give_what_whole_lists_give() {
     // host -> revision listed.
     let mut listed: std::collections::BTreeMap<usize, usize> = Default::default();
     let mut first = true;
-    // A snapshot a call would hold for a while: the directory cannot reuse it.
-    let mut held: Vec<Arc<Vec<BoxInvoker>>> = Vec::new();
+    // A snapshot a call would hold for a while, and what it listed when taken: the
+    // directory cannot reuse it, and it never changes under the call.
+    let mut held: Vec<(Arc<Vec<BoxInvoker>>, Vec<String>)> = Vec::new();
+    let listing =
+        |l: &[BoxInvoker]| -> Vec<String> { l.iter().map(|i| i.url().to_full_string()).collect() };
     for step in 0..400 {
+        for (snapshot, listed_then) in &held {
+            assert_eq!(
+                &listing(snapshot),
+                listed_then,
+                "step {step}: a held snapshot changed"
+            );
+        }
         if step % 3 == 0 {
             held.clear();
-            held.push(by_delta.all_invokers());
+            let snapshot = by_delta.all_invokers();
+            let listed_then = listing(&snapshot);
+            held.push((snapshot, listed_then));
         }
         let previous: Vec<Url> = listed.iter().map(|(h, r)| url(*h, *r)).collect();
         let (mut added, mut removed) = (Vec::new(), Vec::new());

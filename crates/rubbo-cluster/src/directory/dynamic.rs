@@ -44,17 +44,28 @@ struct State {
     /// URLs a delta removed whose invokers were kept because nothing else was left
     /// (see [`DynamicDirectory::notify_delta`]): dropped once other invokers are there.
     kept: Vec<Url>,
-    /// The snapshot replaced by the last delta, and that delta: the next delta brings
-    /// it up to date in place (no copy of every invoker handle) when no call holds it.
+    /// Where each invoker of the current snapshot is in it (by the invoker's
+    /// address), so that a delta removes one without scanning the list.
+    at: HashMap<usize, usize>,
+    /// The snapshot replaced by the last delta, and that delta's steps: the next delta
+    /// brings it up to date in place (no copy of every invoker handle) when no call
+    /// holds it.
     spare: Option<Spare>,
 }
 
 /// A snapshot one delta behind the current one.
 struct Spare {
     list: Arc<Vec<BoxInvoker>>,
-    /// The invokers the delta removed, and the ones it added.
-    removed: Vec<BoxInvoker>,
-    added: Vec<BoxInvoker>,
+    /// What the delta did to a list equal to `list` to make the current snapshot.
+    steps: Vec<Step>,
+}
+
+/// One change a delta made to a snapshot, replayed on the spare one.
+enum Step {
+    /// `swap_remove` at this index.
+    Remove(usize),
+    /// An invoker pushed at the end.
+    Push(BoxInvoker),
 }
 
 impl fmt::Debug for DynamicDirectory {
@@ -84,9 +95,17 @@ fn is_provider_url(url: &Url) -> bool {
     )
 }
 
-/// Whether `a` and `b` are the same invoker.
-fn same_invoker(a: &BoxInvoker, b: &BoxInvoker) -> bool {
-    std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
+/// An invoker's identity: the address of what it points to.
+fn identity(invoker: &BoxInvoker) -> usize {
+    Arc::as_ptr(invoker).cast::<()>() as usize
+}
+
+/// Where each invoker of `list` is.
+fn positions(list: &[BoxInvoker]) -> HashMap<usize, usize> {
+    list.iter()
+        .enumerate()
+        .map(|(i, inv)| (identity(inv), i))
+        .collect()
 }
 
 impl DynamicDirectory {
@@ -183,6 +202,7 @@ impl DynamicDirectory {
             self.snapshot.store(Arc::new(Vec::new()));
             st.unreferred.clear();
             st.kept.clear();
+            st.at.clear();
             st.spare = None;
             for (_, inv) in st.by_url.drain() {
                 inv.destroy();
@@ -232,6 +252,7 @@ impl DynamicDirectory {
         }
         st.kept.clear();
         st.spare = None;
+        st.at = positions(&list);
         self.snapshot.store(Arc::new(list));
         for url in removed {
             if let Some(inv) = st.by_url.remove(&url) {
@@ -243,11 +264,12 @@ impl DynamicDirectory {
 
     /// Applies a change of the provider list: refers the `added` URLs (and the listed
     /// ones whose refer failed before), destroys the invokers of the `removed` ones,
-    /// and publishes the new snapshot: the previous one less the removed invokers, plus
-    /// the new ones at the end. Only the changed URLs are hashed. Routers read whole
-    /// snapshots, so the new one is a whole list: the snapshot the previous delta
-    /// replaced, updated in place when no call holds it any more (no invoker handle
-    /// copied), else one copy of the current one.
+    /// and publishes the new snapshot: the previous one less the removed invokers (the
+    /// last one moved into each gap), plus the new ones at the end. Only the changed
+    /// URLs are hashed. Routers read whole snapshots, so the new one is a whole list:
+    /// the snapshot the previous delta replaced, updated in place when no call holds it
+    /// any more (no invoker handle copied, and the work is the delta's size, not the
+    /// list's: each invoker's place is kept), else one copy of the current one.
     ///
     /// Applied in order with [`notify`](Self::notify) (one lock). A delta holding
     /// `empty://` is not one: use `notify` for it. When the change would leave no
@@ -312,32 +334,38 @@ impl DynamicDirectory {
             }
             return;
         }
-        let removed: Vec<BoxInvoker> = gone.iter().map(|(_, inv)| inv.clone()).collect();
         // The snapshot before the current one, brought up to date in place when no
-        // call holds it any more; else a copy of the current one.
-        let next = match st.spare.take() {
-            Some(Spare {
-                mut list,
-                removed: before,
-                added,
-            }) => match Arc::get_mut(&mut list) {
-                Some(v) => {
-                    remove_invokers(v, &before);
-                    v.extend(added);
-                    remove_invokers(v, &removed);
-                    v.extend(fresh.iter().cloned());
-                    list
+        // call holds it any more (a router's weak handle on it does not count); else a
+        // copy of the current one. Then this delta's removals (each the last invoker
+        // moved into the removed one's place: a snapshot's order means nothing) and
+        // additions, recorded for the next delta.
+        let mut v: Vec<BoxInvoker> = match st.spare.take() {
+            Some(Spare { list, steps }) => match Arc::try_unwrap(list) {
+                Ok(mut v) => {
+                    replay(&mut v, steps);
+                    v
                 }
-                None => rebuilt(&old, &removed, &fresh),
+                Err(_) => old.as_ref().clone(),
             },
-            None => rebuilt(&old, &removed, &fresh),
+            None => old.as_ref().clone(),
         };
-        self.snapshot.store(next);
-        st.spare = Some(Spare {
-            list: old,
-            removed,
-            added: fresh,
-        });
+        let mut steps = Vec::with_capacity(gone.len() + fresh.len());
+        for (_, inv) in &gone {
+            if let Some(i) = st.at.remove(&identity(inv)) {
+                v.swap_remove(i);
+                if let Some(moved) = v.get(i) {
+                    st.at.insert(identity(moved), i);
+                }
+                steps.push(Step::Remove(i));
+            }
+        }
+        for inv in fresh {
+            st.at.insert(identity(&inv), v.len());
+            v.push(inv.clone());
+            steps.push(Step::Push(inv));
+        }
+        self.snapshot.store(Arc::new(v));
+        st.spare = Some(Spare { list: old, steps });
         for (url, inv) in gone {
             debug!(provider = %url.address(), "provider removed");
             inv.destroy();
@@ -345,26 +373,16 @@ impl DynamicDirectory {
     }
 }
 
-/// Removes `gone` from `list` (by pointer).
-fn remove_invokers(list: &mut Vec<BoxInvoker>, gone: &[BoxInvoker]) {
-    if gone.is_empty() {
-        return;
+/// Makes `list` what the delta that recorded `steps` made of a list equal to it.
+fn replay(list: &mut Vec<BoxInvoker>, steps: Vec<Step>) {
+    for step in steps {
+        match step {
+            Step::Remove(i) => {
+                list.swap_remove(i);
+            }
+            Step::Push(inv) => list.push(inv),
+        }
     }
-    if gone.len() <= 16 {
-        list.retain(|i| !gone.iter().any(|g| same_invoker(g, i)));
-    } else {
-        let at: HashSet<*const ()> = gone.iter().map(|g| Arc::as_ptr(g).cast::<()>()).collect();
-        list.retain(|i| !at.contains(&Arc::as_ptr(i).cast::<()>()));
-    }
-}
-
-/// `old` less `gone`, plus `fresh`: a new list.
-fn rebuilt(old: &[BoxInvoker], gone: &[BoxInvoker], fresh: &[BoxInvoker]) -> Arc<Vec<BoxInvoker>> {
-    let mut list: Vec<BoxInvoker> = Vec::with_capacity(old.len() + fresh.len());
-    list.extend(old.iter().cloned());
-    remove_invokers(&mut list, gone);
-    list.extend(fresh.iter().cloned());
-    Arc::new(list)
 }
 
 impl Directory for DynamicDirectory {
@@ -390,6 +408,7 @@ impl Directory for DynamicDirectory {
             st.by_url.clear();
             st.unreferred.clear();
             st.kept.clear();
+            st.at.clear();
             st.spare = None;
         }
     }

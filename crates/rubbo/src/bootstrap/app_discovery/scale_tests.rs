@@ -25,8 +25,14 @@ use super::consumer::{Backoff, MetadataFetcher, PROVIDED_BY_KEY, ServiceDiscover
 const IFACE: &str = "org.rubbo.scale.Greeter";
 const APPS: usize = 100;
 const PER_APP: usize = 1_000;
-/// Joins (each followed by the same instance leaving) measured.
-const JOINS: usize = 200;
+/// Joins (each followed by the same instance leaving) measured; `APPSCALE_JOINS`
+/// overrides it (more joins make the join path dominate a profile).
+fn join_count() -> usize {
+    std::env::var("APPSCALE_JOINS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200)
+}
 
 /// A provider's invoker without a connection: the figures are the discovery's and
 /// the directory's, not 100,000 sockets'.
@@ -218,7 +224,7 @@ async fn one_instance_joining_among_100000() {
     );
     let (mut joins, mut join_dir, mut leaves, mut leave_dir) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for k in 0..JOINS {
+    for k in 0..join_count() {
         let a = k % APPS;
         let joined = instance(a, PER_APP + k, &revisions[a]);
         let from = applied.lock().len();
