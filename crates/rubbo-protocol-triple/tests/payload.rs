@@ -76,6 +76,19 @@ impl Invoker for Provider {
                         MessageStream::new(futures::stream::iter(replies.map(Ok))),
                     ))))
                 }
+                // Client streaming: the number of requests, or the error that ended
+                // them (what a handler's `?` on its request stream does).
+                "Count" => {
+                    let mut s = inv.arguments().as_stream().unwrap().take()?;
+                    let mut n = 0u64;
+                    while let Some(m) = s.next().await {
+                        m?;
+                        n += 1;
+                    }
+                    Ok(RpcResult::value(protobuf(Bytes::copy_from_slice(
+                        &n.to_be_bytes(),
+                    ))))
+                }
                 other => Err(RpcError::method_not_found(other.to_owned())),
             }
         })
@@ -88,9 +101,18 @@ impl Invoker for Provider {
 
 /// A provider with `payload` = [`MAX`] and a consumer of it with `consumer_params`.
 async fn setup(consumer_params: &str) -> (TripleProtocol, BoxInvoker, Arc<AtomicUsize>) {
+    setup_with("", consumer_params).await
+}
+
+/// [`setup`], with `provider_params` (`&key=value...`) added to the provider's URL.
+async fn setup_with(
+    provider_params: &str,
+    consumer_params: &str,
+) -> (TripleProtocol, BoxInvoker, Arc<AtomicUsize>) {
     let url = Url::parse(&format!(
-        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Reply,Replies\
-         &idl-methods=Reply,Replies&stream-methods=Replies:server&payload={MAX}"
+        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Reply,Replies,Count\
+         &idl-methods=Reply,Replies,Count&stream-methods=Replies:server,Count:client\
+         &payload={MAX}{provider_params}"
     ))
     .unwrap();
     let protocol = TripleProtocol::new();
@@ -187,4 +209,58 @@ async fn a_request_over_the_consumers_payload_is_not_sent() {
         0,
         "nothing reached the provider"
     );
+}
+
+/// A client stream's message over the provider's `payload` is answered as gRPC
+/// servers answer it (grpc-go, grpc-java: `RESOURCE_EXHAUSTED` with the sizes, in the
+/// response's trailers), not with a reset, on both HTTP/2 transports; the request
+/// stream is still open when the answer comes.
+async fn request_stream_over_the_providers_payload(transport: &str) {
+    // The consumer's own limit is higher: the message is sent, the provider refuses it.
+    let (_p, consumer, _) = setup_with(
+        &format!("&triple.transport={transport}"),
+        "payload=100000000",
+    )
+    .await;
+    let (tx, requests) = rubbo_common::stream::channel(1);
+    let call = Invocation::new(SERVICE, "Count").with_arguments(Arguments::Stream(
+        StreamSlot::new(StreamKind::Client, requests),
+    ));
+    let result = tokio::spawn(consumer.invoke(call));
+    bounded("a small request", tx.send(sized(10)))
+        .await
+        .unwrap();
+    bounded("the large request", tx.send(sized(MAX + 1)))
+        .await
+        .unwrap();
+    // The request stream stays open: the answer must not wait for its end.
+    let e = bounded("the answer", result)
+        .await
+        .unwrap()
+        .expect_err("the provider refused the message");
+    assert_eq!(status::code_for_error(&e), Code::ResourceExhausted, "{e}");
+    let message = status::message_for_error(&e);
+    assert!(
+        message.contains(&format!("{} bytes exceeds the limit of {MAX}", MAX + 1)),
+        "{e}"
+    );
+    drop(tx);
+    // The provider still serves.
+    let r = bounded("the next call", consumer.invoke(unary(ask(10))))
+        .await
+        .unwrap();
+    match r.into_payload().unwrap() {
+        Payload::Encoded(e) => assert_eq!(e.bytes.len(), 10),
+        other => panic!("not a message: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_request_stream_message_over_the_providers_payload_is_resource_exhausted_native() {
+    request_stream_over_the_providers_payload("native").await;
+}
+
+#[tokio::test]
+async fn a_request_stream_message_over_the_providers_payload_is_resource_exhausted_hyper() {
+    request_stream_over_the_providers_payload("hyper").await;
 }
