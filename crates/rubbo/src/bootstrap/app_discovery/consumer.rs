@@ -37,7 +37,7 @@ use super::metadata_service_v2::{
     MetadataRequest, MetadataServiceV2 as _, MetadataServiceV2Client, from_v2,
 };
 use super::templates::{RevisionServices, UrlTemplates, provider_urls};
-use super::tracked::{self, AppInstances, ById, Few, usable_revision};
+use super::tracked::{self, AppInstances, ById, usable_revision};
 
 /// The reference parameter naming the provider applications (skips the mapping).
 pub(crate) const PROVIDED_BY_KEY: &str = "provided-by";
@@ -851,6 +851,9 @@ impl Watcher {
                 .is_some_and(|a| a.revisions.contains_key(rev))
         });
         self.instances.retain(|_, a| !a.by_id.is_empty());
+        for a in self.instances.values_mut() {
+            a.by_id.trim();
+        }
         self.announce(listener, added, removed);
     }
 
@@ -874,14 +877,14 @@ impl Watcher {
         let id = ById(at);
         // Out of the table while recomputed: it goes back under the version that
         // counts, so that the table holds that version, not an older one.
-        let (old, mut urls) = match a.by_id.remove_entry(&id) {
-            Some((k, urls)) => (Some(k.0), urls),
-            None if effective.is_some() => (None, Few::None),
+        let (old, mut urls) = match a.by_id.remove(&id) {
+            Some((k, urls)) => (Some(k), urls),
+            None if effective.is_some() => (None, Vec::new()),
             None => return,
         };
         let (mut gone, mut new) = (Vec::new(), Vec::new());
         match &effective {
-            None => gone = std::mem::take(&mut urls).into_vec(),
+            None => gone = std::mem::take(&mut urls),
             Some(i) => {
                 let info = usable_revision(i).and_then(|r| {
                     self.cache
@@ -900,8 +903,8 @@ impl Watcher {
                         &self.interface,
                         &mut self.templates,
                     );
-                    tracked::url_changes(urls.as_slice(), &list, &mut gone, &mut new);
-                    urls = Few::from_vec(list);
+                    tracked::url_changes(&urls, &list, &mut gone, &mut new);
+                    urls = list;
                 }
             }
         }
@@ -920,11 +923,7 @@ impl Watcher {
         self.instances
             .iter()
             .filter(|(a, _)| **a != id.0.service_name)
-            .any(|(_, a)| {
-                a.by_id
-                    .get(id)
-                    .is_some_and(|urls| urls.as_slice().contains(url))
-            })
+            .any(|(_, a)| a.by_id.get(id).is_some_and(|urls| urls.contains(url)))
     }
 
     /// The whole list: every address once, in the order of their full strings.
@@ -932,8 +931,7 @@ impl Watcher {
         let mut keyed: Vec<(String, &Url)> = self
             .instances
             .values()
-            .flat_map(|a| a.by_id.values())
-            .flat_map(Few::as_slice)
+            .flat_map(|a| a.by_id.urls())
             .map(|u| (u.to_full_string(), u))
             .collect();
         keyed.sort_by(|a, b| a.0.cmp(&b.0));

@@ -110,41 +110,90 @@ impl PartialEq for ById {
 
 impl Eq for ById {}
 
-/// No value, one, or several: the usual one inline, several (rare) boxed, so that a
-/// pointer-sized `T` takes 16 bytes with no allocation of its own (a `Vec` takes 24
-/// and allocates).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-// Boxed `Vec`, not a boxed slice: keeps `Few` two words when `T` is a pointer.
-#[allow(clippy::box_collection)]
-pub(crate) enum Few<T> {
-    #[default]
-    None,
-    One(T),
-    Many(Box<Vec<T>>),
+/// The instances of one application in a subscription, each with the provider URLs it
+/// gave: one table per (application, interface subscribed), so 10 entries per instance
+/// of an application of 10 interfaces.
+///
+/// A vector sorted by id (`host:port`, [`ServiceInstance::cmp_id`]) of the instance and
+/// its URL, 16 bytes an entry, grown by an eighth: about 17 bytes per instance, where
+/// a hash table of 24-byte entries (`Few`) took 25 to 50 (at most 7/8 full, a power of
+/// two buckets). An instance giving no URL or several (rare: an interface on two
+/// protocols, or in two groups) has `None` there, its URLs in `several`. A change costs
+/// a binary search and a move of the entries after it, as the watches' lists already
+/// cost a walk of the application's instances per change.
+#[derive(Debug, Default)]
+pub(crate) struct UrlTable {
+    entries: Vec<(ById, Option<Url>)>,
+    several: HashMap<ById, Box<[Url]>>,
 }
 
-impl<T> Few<T> {
-    pub(crate) fn as_slice(&self) -> &[T] {
-        match self {
-            Few::None => &[],
-            Few::One(t) => std::slice::from_ref(t),
-            Few::Many(v) => v,
+impl UrlTable {
+    fn find(&self, id: &ServiceInstance) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(k, _)| k.0.cmp_id(id))
+    }
+
+    /// The URLs `id` gave, if it is in the table.
+    pub(crate) fn get(&self, id: &ById) -> Option<&[Url]> {
+        let k = self.find(&id.0).ok()?;
+        Some(self.urls_at(k))
+    }
+
+    fn urls_at(&self, k: usize) -> &[Url] {
+        match &self.entries[k] {
+            (_, Some(u)) => std::slice::from_ref(u),
+            (id, None) => self.several.get(id).map_or(&[], |v| &v[..]),
         }
     }
 
-    pub(crate) fn from_vec(mut v: Vec<T>) -> Self {
-        match v.len() {
-            0 => Few::None,
-            1 => v.pop().map_or(Few::None, Few::One),
-            _ => Few::Many(Box::new(v)),
-        }
+    /// Takes `id` out of the table: the version held, and its URLs.
+    pub(crate) fn remove(&mut self, id: &ById) -> Option<(Arc<ServiceInstance>, Vec<Url>)> {
+        let k = self.find(&id.0).ok()?;
+        let (held, one) = self.entries.remove(k);
+        let urls = match one {
+            Some(u) => vec![u],
+            None => self
+                .several
+                .remove(&held)
+                .map(Vec::from)
+                .unwrap_or_default(),
+        };
+        Some((held.0, urls))
     }
 
-    pub(crate) fn into_vec(self) -> Vec<T> {
-        match self {
-            Few::None => Vec::new(),
-            Few::One(t) => vec![t],
-            Few::Many(v) => *v,
+    /// Puts `id` in the table (not in it) with `urls`.
+    pub(crate) fn insert(&mut self, id: ById, mut urls: Vec<Url>) {
+        let k = match self.find(&id.0) {
+            Ok(k) | Err(k) => k,
+        };
+        if self.entries.len() == self.entries.capacity() {
+            self.entries.reserve_exact((self.entries.len() / 8).max(4));
+        }
+        let one = if urls.len() == 1 { urls.pop() } else { None };
+        if !urls.is_empty() {
+            self.several.insert(id.clone(), urls.into_boxed_slice());
+        }
+        self.entries.insert(k, (id, one));
+    }
+
+    /// The instances held (the version of each its URLs came from).
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &ById> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    /// Every URL of the table.
+    pub(crate) fn urls(&self) -> impl Iterator<Item = &Url> {
+        (0..self.entries.len()).flat_map(|k| self.urls_at(k))
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Gives back what more than an eighth of the table is free, when it shrank.
+    pub(crate) fn trim(&mut self) {
+        if self.entries.capacity() - self.entries.len() > self.entries.len() / 8 + 4 {
+            self.entries
+                .shrink_to(self.entries.len() + self.entries.len() / 16);
         }
     }
 }
@@ -153,10 +202,8 @@ impl<T> Few<T> {
 #[derive(Debug, Default)]
 pub(crate) struct AppInstances {
     /// Every instance listed, at the version that counts when last recomputed, with
-    /// the provider URLs it gave: one per (instance, interface subscribed), so 10 per
-    /// instance of an application of 10 interfaces; the usual case (one URL) is 24
-    /// bytes with no allocation of its own.
-    pub(crate) by_id: HashMap<ById, Few<Url>>,
+    /// the provider URLs it gave.
+    pub(crate) by_id: UrlTable,
     /// How many instances (their current version) carry each usable revision.
     pub(crate) revisions: HashMap<String, usize>,
 }
@@ -299,8 +346,7 @@ mod tests {
 
     #[test]
     fn the_version_that_counts_is_the_first_backends_and_an_entry_is_small() {
-        assert_eq!(std::mem::size_of::<Few<Url>>(), 16);
-        assert_eq!(std::mem::size_of::<(ById, Few<Url>)>(), 24);
+        assert_eq!(std::mem::size_of::<(ById, Option<Url>)>(), 16);
         let (a, b) = (inst("x", 1, "r1"), inst("x", 1, "r2"));
         let list = |v: Vec<Arc<ServiceInstance>>| -> InstanceList { Arc::new(sorted(v)) };
         let first = list(vec![inst("x", 0, "r"), a.clone(), inst("x", 2, "r")]);
