@@ -483,7 +483,7 @@ fn lists<'a>(
 }
 
 /// One subscription's state.
-pub(crate) struct Watcher {
+struct Watcher {
     consumer: Url,
     interface: String,
     backends: Vec<Backend>,
@@ -593,14 +593,6 @@ impl Watcher {
         }
     }
 
-    /// The size of the task [`run`](Self::run) spawns per subscription.
-    #[cfg(test)]
-    pub(crate) async fn task_size(registry: &ServiceDiscoveryRegistry, consumer: Url) -> usize {
-        let listener: SharedListener = Arc::new(|_: Vec<Url>| {});
-        let w = Watcher::start(registry, consumer).await;
-        std::mem::size_of_val(&w.run(listener, CancellationToken::new()))
-    }
-
     async fn run(mut self, listener: SharedListener, token: CancellationToken) {
         loop {
             let retry_at = self.pending.values().map(|p| p.next).min();
@@ -641,9 +633,7 @@ impl Watcher {
                     .map(|m| m.borrow_and_update().to_vec())
                     .unwrap_or_default();
                 info!(interface = %self.interface, apps = ?apps, "service-name mapping changed");
-                // Boxed (as the refresh below): the task keeps the largest state of its
-                // awaits for as long as it lives, one per subscription.
-                Box::pin(self.follow_apps(i, &apps)).await;
+                self.follow_apps(i, &apps).await;
             }
             // Closed watches are dropped (their instances leave), so a gone backend
             // cannot spin the loop.
@@ -657,7 +647,7 @@ impl Watcher {
                     w.closed |= w.rx.has_changed().is_err();
                 }
             }
-            Box::pin(self.refresh(&listener)).await;
+            self.refresh(&listener).await;
         }
         debug!(interface = %self.interface, "application-level subscription closed");
     }

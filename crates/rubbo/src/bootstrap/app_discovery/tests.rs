@@ -911,15 +911,3 @@ async fn deltas_and_whole_lists_agree_through_random_joins_leaves_and_revisions(
     assert!(emptied > 0);
     assert_eq!(lists, 1 + emptied, "whole lists");
 }
-
-/// The task of a subscription lives as long as the reference: it keeps the state of
-/// its waits and the subscription's (416 bytes), not the largest state of a refresh
-/// (boxed while it runs). Unboxed, the task was about 2,200 bytes in a debug build
-/// (heaptrack in `zk_scale`: 220 bytes per instance at 10 interfaces of 100 instances
-/// per application); boxed, 1,208.
-#[tokio::test]
-async fn a_subscription_task_is_small() {
-    let f = fixture();
-    let size = super::consumer::Watcher::task_size(&f.registry, consumer("")).await;
-    assert!(size <= 1_300, "subscription task {size} bytes");
-}
