@@ -36,6 +36,7 @@ use super::metadata_service::{MetadataService as _, MetadataServiceClient};
 use super::metadata_service_v2::{
     MetadataRequest, MetadataServiceV2 as _, MetadataServiceV2Client, from_v2,
 };
+use super::small_map::SmallMap;
 use super::templates::{RevisionServices, UrlTemplates, provider_urls};
 use super::tracked::{self, AppInstances, ById, usable_revision};
 
@@ -476,7 +477,7 @@ impl AppWatch {
 
 /// Per backend, in backend order, the list of `app` a subscription applied last.
 fn lists<'a>(
-    apps: &'a [HashMap<String, AppWatch>],
+    apps: &'a [SmallMap<String, AppWatch>],
     app: &'a str,
 ) -> impl Iterator<Item = Option<&'a InstanceList>> + 'a {
     apps.iter().map(move |m| m.get(app).map(|w| &w.applied))
@@ -495,11 +496,11 @@ struct Watcher {
     /// `None` with `provided-by`.
     mappings: Vec<Option<MappingWatch>>,
     /// Per backend: the application watches.
-    apps: Vec<HashMap<String, AppWatch>>,
+    apps: Vec<SmallMap<String, AppWatch>>,
     pending: HashMap<(String, String), Pending>,
     /// The instances followed, by application and id, with the addresses each gave
     /// (at its last known revision while its new one is pending).
-    instances: HashMap<String, AppInstances>,
+    instances: SmallMap<String, AppInstances>,
     /// How many provider URLs the instances give (an address given by two
     /// instances counts twice).
     urls: usize,
@@ -527,9 +528,9 @@ impl Watcher {
             backoff: registry.backoff,
             fetch_timeout: registry.fetch_timeout,
             mappings: Vec::new(),
-            apps: registry.backends.iter().map(|_| HashMap::new()).collect(),
+            apps: registry.backends.iter().map(|_| SmallMap::new()).collect(),
             pending: HashMap::new(),
-            instances: HashMap::new(),
+            instances: SmallMap::new(),
             urls: 0,
             skipped: BTreeSet::new(),
             announced: false,
@@ -859,9 +860,9 @@ impl Watcher {
         let effective = tracked::effective(lists(&self.apps, &at.service_name), &at).cloned();
         let a = match self.instances.get_mut(&at.service_name) {
             Some(a) => a,
-            None if effective.is_some() => {
-                self.instances.entry(at.service_name.clone()).or_default()
-            }
+            None if effective.is_some() => self
+                .instances
+                .get_or_insert_with(at.service_name.clone(), AppInstances::default),
             None => return,
         };
         let id = ById(at);

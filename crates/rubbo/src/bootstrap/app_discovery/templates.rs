@@ -12,12 +12,13 @@
 //! allocation per provider URL, with no parse, parameter map or interning lookup per
 //! instance.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use rubbo_common::{Url, keys};
 use rubbo_metadata::{Endpoint, MetadataInfo, ServiceInfo, ServiceInstance};
 use rubbo_registry::is_match;
+
+use super::small_map::SmallMap;
 use tracing::debug;
 
 /// How many revisions a subscription keeps URL templates for; past that the table is
@@ -80,7 +81,7 @@ impl RevisionServices {
 #[derive(Debug, Default)]
 pub(crate) struct UrlTemplates {
     /// By application, then revision.
-    by_revision: HashMap<String, HashMap<String, Vec<Template>>>,
+    by_revision: SmallMap<String, SmallMap<String, Vec<Template>>>,
     /// The last `dubbo.endpoints` text parsed, and its endpoints: the instances of a
     /// fleet advertise the same text, so most instances cost a comparison.
     endpoints: Option<(String, Vec<Endpoint>)>,
@@ -97,7 +98,7 @@ struct Template {
 /// The templates of `revision` for `consumer` and `interface` in `table`, built on
 /// first use; a known revision costs two lookups and no allocation.
 fn revision_templates<'a>(
-    table: &'a mut HashMap<String, HashMap<String, Vec<Template>>>,
+    table: &'a mut SmallMap<String, SmallMap<String, Vec<Template>>>,
     app: &str,
     revision: &str,
     services: &RevisionServices,
@@ -107,13 +108,12 @@ fn revision_templates<'a>(
     let known = table.get(app).is_some_and(|r| r.contains_key(revision));
     if !known {
         // Counted only when a revision is new: a walk of the applications.
-        if table.values().map(HashMap::len).sum::<usize>() >= MAX_TEMPLATE_REVISIONS {
+        if table.values().map(SmallMap::len).sum::<usize>() >= MAX_TEMPLATE_REVISIONS {
             table.clear();
         }
         let built = service_templates(services, consumer, interface);
         table
-            .entry(app.to_owned())
-            .or_default()
+            .get_or_insert_with(app.to_owned(), SmallMap::new)
             .insert(revision.to_owned(), built);
     }
     table

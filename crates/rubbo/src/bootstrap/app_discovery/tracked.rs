@@ -7,6 +7,8 @@
 //! subscription.
 
 use std::collections::{HashMap, HashSet};
+
+use super::small_map::SmallMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -205,7 +207,7 @@ pub(crate) struct AppInstances {
     /// the provider URLs it gave.
     pub(crate) by_id: UrlTable,
     /// How many instances (their current version) carry each usable revision.
-    pub(crate) revisions: HashMap<String, usize>,
+    pub(crate) revisions: SmallMap<String, usize>,
 }
 
 impl AppInstances {
