@@ -866,9 +866,9 @@ impl Watcher {
             None => return,
         };
         let id = ById(at);
-        // Out of the table while recomputed: it goes back under the version that
-        // counts, so that the table holds that version, not an older one.
-        let (old, mut urls) = match a.by_id.remove(&id) {
+        // Set again below under the version that counts, so that the table holds that
+        // version, not an older one.
+        let (old, mut urls) = match a.by_id.held(&id) {
             Some((k, urls)) => (Some(k), urls),
             None if effective.is_some() => (None, Vec::new()),
             None => return,
@@ -900,9 +900,7 @@ impl Watcher {
             }
         }
         a.recount(old.as_deref(), effective.as_deref());
-        if let Some(e) = effective {
-            a.by_id.insert(ById(e), urls);
-        }
+        a.by_id.set(&id.0, effective.map(|e| (ById(e), urls)));
         self.urls = self.urls + new.len() - gone.len();
         added.extend(new.into_iter().map(|u| (id.clone(), u)));
         removed.extend(gone.into_iter().map(|u| (id.clone(), u)));

@@ -118,8 +118,8 @@ impl Eq for ById {}
 ///
 /// A vector sorted by id (`host:port`, [`ServiceInstance::cmp_id`]) of the instance and
 /// its URL, 16 bytes an entry, grown by an eighth: about 17 bytes per instance, where
-/// a hash table of 24-byte entries (`Few`) took 25 to 50 (at most 7/8 full, a power of
-/// two buckets). An instance giving no URL or several (rare: an interface on two
+/// a hash table of 24-byte entries (the instance, and none, one or several URLs) took 25
+/// to 50 (at most 7/8 full, a power of two buckets). An instance giving no URL or several (rare: an interface on two
 /// protocols, or in two groups) has `None` there, its URLs in `several`. A change costs
 /// a binary search and a move of the entries after it, as the watches' lists already
 /// cost a walk of the application's instances per change.
@@ -147,34 +147,43 @@ impl UrlTable {
         }
     }
 
-    /// Takes `id` out of the table: the version held, and its URLs.
-    pub(crate) fn remove(&mut self, id: &ById) -> Option<(Arc<ServiceInstance>, Vec<Url>)> {
+    /// The version of `id` held, and its URLs.
+    pub(crate) fn held(&self, id: &ById) -> Option<(Arc<ServiceInstance>, Vec<Url>)> {
         let k = self.find(&id.0).ok()?;
-        let (held, one) = self.entries.remove(k);
-        let urls = match one {
-            Some(u) => vec![u],
-            None => self
-                .several
-                .remove(&held)
-                .map(Vec::from)
-                .unwrap_or_default(),
-        };
-        Some((held.0, urls))
+        Some((self.entries[k].0.0.clone(), self.urls_at(k).to_vec()))
     }
 
-    /// Puts `id` in the table (not in it) with `urls`.
-    pub(crate) fn insert(&mut self, id: ById, mut urls: Vec<Url>) {
-        let k = match self.find(&id.0) {
-            Ok(k) | Err(k) => k,
-        };
-        if self.entries.len() == self.entries.capacity() {
-            self.entries.reserve_exact((self.entries.len() / 8).max(4));
+    /// Sets what the instance of `id`'s id gives: `Some((version held, its URLs))` puts
+    /// it in the table (in place when it is there), `None` takes it out. A change of an
+    /// instance in the table moves nothing; a join or a leave moves the entries after
+    /// it.
+    pub(crate) fn set(&mut self, id: &ServiceInstance, to: Option<(ById, Vec<Url>)>) {
+        let at = self.find(id);
+        if let Ok(k) = at {
+            let was = self.entries[k].0.clone();
+            self.several.remove(&was);
         }
-        let one = if urls.len() == 1 { urls.pop() } else { None };
-        if !urls.is_empty() {
-            self.several.insert(id.clone(), urls.into_boxed_slice());
+        match (at, to) {
+            (Ok(k), None) => {
+                self.entries.remove(k);
+            }
+            (Err(_), None) => {}
+            (at, Some((key, mut urls))) => {
+                let one = if urls.len() == 1 { urls.pop() } else { None };
+                if !urls.is_empty() {
+                    self.several.insert(key.clone(), urls.into_boxed_slice());
+                }
+                match at {
+                    Ok(k) => self.entries[k] = (key, one),
+                    Err(k) => {
+                        if self.entries.len() == self.entries.capacity() {
+                            self.entries.reserve_exact((self.entries.len() / 8).max(4));
+                        }
+                        self.entries.insert(k, (key, one));
+                    }
+                }
+            }
         }
-        self.entries.insert(k, (id, one));
     }
 
     /// The instances held (the version of each its URLs came from).
@@ -369,6 +378,59 @@ mod tests {
             found([Some(&first), Some(&second)], &inst("y", 1, "r1")).is_none(),
             "another application's instance at the same address is another instance"
         );
+    }
+
+    #[test]
+    fn the_url_table_keeps_none_one_or_several_urls_by_id() {
+        let u = |p: u16| Url::parse(&format!("dubbo://10.0.0.1:{p}/I")).unwrap();
+        let mut t = UrlTable::default();
+        for port in [30, 10, 20, 40] {
+            let urls = match port {
+                10 => vec![],
+                20 => vec![u(20), u(21)],
+                _ => vec![u(port)],
+            };
+            let i = inst("x", port, "r");
+            t.set(&i, Some((ById(i.clone()), urls)));
+        }
+        let ports: Vec<u16> = t.keys().map(|k| k.0.port).collect();
+        assert_eq!(ports, [10, 20, 30, 40], "sorted by id");
+        assert_eq!(t.get(&ById(inst("x", 10, "r"))), Some(&[][..]));
+        assert_eq!(t.get(&ById(inst("x", 20, "r"))), Some(&[u(20), u(21)][..]));
+        assert_eq!(t.get(&ById(inst("x", 30, "other"))), Some(&[u(30)][..]));
+        assert_eq!(t.get(&ById(inst("x", 50, "r"))), None);
+        assert_eq!(t.urls().count(), 4);
+        let (held, urls) = t.held(&ById(inst("x", 20, "r2"))).unwrap();
+        assert_eq!(
+            (usable_revision(&held), urls),
+            (Some("r"), vec![u(20), u(21)])
+        );
+        // A new version in place, giving one URL: out of `several`.
+        let new = inst("x", 20, "r2");
+        t.set(&new, Some((ById(new.clone()), vec![u(22)])));
+        assert!(t.several.is_empty());
+        assert_eq!(t.get(&ById(inst("x", 20, "r"))), Some(&[u(22)][..]));
+        assert!(Arc::ptr_eq(
+            &t.held(&ById(inst("x", 20, "r"))).unwrap().0,
+            &new
+        ));
+        t.set(&new, None);
+        assert_eq!(t.get(&ById(new)), None);
+        for port in 100..1100 {
+            let i = inst("x", port, "r");
+            t.set(&i, Some((ById(i.clone()), vec![u(port)])));
+        }
+        assert!(t.entries.capacity() <= t.entries.len() + t.entries.len() / 8 + 4);
+        for port in 100..1100 {
+            t.set(&inst("x", port, "r"), None);
+        }
+        t.trim();
+        assert!(
+            t.entries.capacity() <= 3 + 4 + 1,
+            "{}",
+            t.entries.capacity()
+        );
+        assert!(!t.is_empty());
     }
 
     #[test]
