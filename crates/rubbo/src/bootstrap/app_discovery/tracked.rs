@@ -116,8 +116,7 @@ impl Eq for ById {}
 /// gave: one table per (application, interface subscribed), so 10 entries per instance
 /// of an application of 10 interfaces.
 ///
-/// A vector sorted by id (`host:port`, [`ServiceInstance::cmp_id`]) of the instance and
-/// its URL, 16 bytes an entry, grown by an eighth: about 17 bytes per instance, where
+/// A vector sorted by host and port of the instance and its URL, 16 bytes an entry, grown by an eighth: about 17 bytes per instance, where
 /// a hash table of 24-byte entries (the instance, and none, one or several URLs) took 25
 /// to 50 (at most 7/8 full, a power of two buckets). An instance giving no URL or several (rare: an interface on two
 /// protocols, or in two groups) has `None` there, its URLs in `several`. A change costs
@@ -130,8 +129,16 @@ pub(crate) struct UrlTable {
 }
 
 impl UrlTable {
+    /// Where `id`'s host and port are, or would go: ordered by host, then port (two
+    /// comparisons, not [`ServiceInstance::cmp_id`]'s walk of `host:port`: a leave looks
+    /// an instance up in the table of every other application of the subscription).
     fn find(&self, id: &ServiceInstance) -> Result<usize, usize> {
-        self.entries.binary_search_by(|(k, _)| k.0.cmp_id(id))
+        self.entries.binary_search_by(|(k, _)| {
+            k.0.host
+                .as_str()
+                .cmp(id.host.as_str())
+                .then(k.0.port.cmp(&id.port))
+        })
     }
 
     /// The URLs `id` gave, if it is in the table.
@@ -394,7 +401,7 @@ mod tests {
             t.set(&i, Some((ById(i.clone()), urls)));
         }
         let ports: Vec<u16> = t.keys().map(|k| k.0.port).collect();
-        assert_eq!(ports, [10, 20, 30, 40], "sorted by id");
+        assert_eq!(ports, [10, 20, 30, 40], "sorted by host and port");
         assert_eq!(t.get(&ById(inst("x", 10, "r"))), Some(&[][..]));
         assert_eq!(t.get(&ById(inst("x", 20, "r"))), Some(&[u(20), u(21)][..]));
         assert_eq!(t.get(&ById(inst("x", 30, "other"))), Some(&[u(30)][..]));
