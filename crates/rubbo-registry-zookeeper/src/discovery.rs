@@ -27,6 +27,7 @@ use crate::session::{Conn, SessionShared};
 use crate::sessions::{SessionOwner, SessionParams, ZookeeperSessions};
 use crate::watch_mode::WatchSupport;
 
+mod child_table;
 mod instance_watch;
 
 /// Application-level discovery and the service-name mapping on ZooKeeper

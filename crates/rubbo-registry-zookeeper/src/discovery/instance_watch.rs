@@ -29,6 +29,7 @@ use zookeeper_client::{
     AddWatchMode, Client, Error as ZkError, EventType, OneshotWatcher, PersistentWatcher,
 };
 
+use super::child_table::ChildTable;
 use super::{Inner, back_off, connected};
 use crate::session::Conn;
 use crate::watch_mode::{Seen, WatchMode, classify};
@@ -51,7 +52,7 @@ struct Child {
 struct AppState {
     app: String,
     path: String,
-    children: BTreeMap<String, Child>,
+    children: ChildTable<Child>,
     data_watches: FuturesUnordered<BoxFuture<'static, DataEvent>>,
     generation: u64,
 }
@@ -71,7 +72,7 @@ impl AppState {
         AppState {
             app: app.to_owned(),
             path: path.to_owned(),
-            children: BTreeMap::new(),
+            children: ChildTable::default(),
             data_watches: FuturesUnordered::new(),
             generation: 0,
         }
@@ -84,7 +85,7 @@ impl AppState {
         let mut names: Vec<String> = names;
         names.sort_unstable();
         self.children
-            .retain(|name, _| names.binary_search(name).is_ok());
+            .retain(|name| names.binary_search_by(|n| n.as_str().cmp(name)).is_ok());
         for name in names {
             if !self.children.contains_key(&name) {
                 self.read(inner, client, name).await?;
@@ -99,7 +100,7 @@ impl AppState {
         let mut names = client.list_children(&self.path).await?;
         names.sort_unstable();
         self.children
-            .retain(|name, _| names.binary_search(name).is_ok());
+            .retain(|name| names.binary_search_by(|n| n.as_str().cmp(name)).is_ok());
         for name in names {
             if !self.children.contains_key(&name) {
                 self.read_plain(inner, client, name).await?;

@@ -14,6 +14,8 @@ mod migration;
 mod provider_url_tests;
 #[cfg(test)]
 mod scale_tests;
+mod small_map;
+mod templates;
 #[cfg(test)]
 mod tests;
 mod tracked;

@@ -20,11 +20,11 @@ use futures::future::Shared;
 use parking_lot::Mutex;
 use rubbo_common::{BoxFuture, Protocol, RpcError, Url, keys};
 use rubbo_metadata::{
-    Endpoint, InstanceList, InstancesWatch, MappingWatch, MetadataInfo, ServiceInfo,
-    ServiceInstance, parse_mapping, parse_url_params,
+    InstanceList, InstancesWatch, MappingWatch, MetadataInfo, ServiceInstance, parse_mapping,
+    parse_url_params,
 };
 use rubbo_registry::{
-    PROVIDERS_CATEGORY, Registry, RegistryResult, SharedListener, UrlDelta, empty_url, is_match,
+    PROVIDERS_CATEGORY, Registry, RegistryResult, SharedListener, UrlDelta, empty_url,
     notify_delta_safely, notify_safely, same_listener,
 };
 use tokio::time::Instant;
@@ -36,7 +36,9 @@ use super::metadata_service::{MetadataService as _, MetadataServiceClient};
 use super::metadata_service_v2::{
     MetadataRequest, MetadataServiceV2 as _, MetadataServiceV2Client, from_v2,
 };
-use super::tracked::{self, AppInstances, ById, Few, usable_revision};
+use super::small_map::SmallMap;
+use super::templates::{RevisionServices, UrlTemplates, provider_urls};
+use super::tracked::{self, AppInstances, ById, usable_revision};
 
 /// The reference parameter naming the provider applications (skips the mapping).
 pub(crate) const PROVIDED_BY_KEY: &str = "provided-by";
@@ -285,11 +287,13 @@ impl Backoff {
     }
 }
 
-/// MetadataInfo by (application, revision), shared by every subscription.
-pub(crate) type MetadataCache = Arc<Mutex<HashMap<(String, String), Arc<MetadataInfo>>>>;
+/// What is kept of each fetched MetadataInfo (its services as URL templates) by
+/// (application, revision), shared by every subscription. Never emptied: an
+/// instance's URLs are made again from it when the instance changes.
+pub(crate) type MetadataCache = Arc<Mutex<HashMap<(String, String), Arc<RevisionServices>>>>;
 
 /// A fetch of one revision's MetadataInfo, awaited by every subscription that wants it.
-type SharedFetch = Shared<BoxFuture<'static, Result<Arc<MetadataInfo>, RpcError>>>;
+type SharedFetch = Shared<BoxFuture<'static, Result<Arc<RevisionServices>, RpcError>>>;
 
 /// The fetches under way by (application, revision), shared by every subscription:
 /// the references of one application's interfaces, subscribing together, fetch each
@@ -473,7 +477,7 @@ impl AppWatch {
 
 /// Per backend, in backend order, the list of `app` a subscription applied last.
 fn lists<'a>(
-    apps: &'a [HashMap<String, AppWatch>],
+    apps: &'a [SmallMap<String, AppWatch>],
     app: &'a str,
 ) -> impl Iterator<Item = Option<&'a InstanceList>> + 'a {
     apps.iter().map(move |m| m.get(app).map(|w| &w.applied))
@@ -492,11 +496,11 @@ struct Watcher {
     /// `None` with `provided-by`.
     mappings: Vec<Option<MappingWatch>>,
     /// Per backend: the application watches.
-    apps: Vec<HashMap<String, AppWatch>>,
+    apps: Vec<SmallMap<String, AppWatch>>,
     pending: HashMap<(String, String), Pending>,
     /// The instances followed, by application and id, with the addresses each gave
     /// (at its last known revision while its new one is pending).
-    instances: HashMap<String, AppInstances>,
+    instances: SmallMap<String, AppInstances>,
     /// How many provider URLs the instances give (an address given by two
     /// instances counts twice).
     urls: usize,
@@ -524,9 +528,9 @@ impl Watcher {
             backoff: registry.backoff,
             fetch_timeout: registry.fetch_timeout,
             mappings: Vec::new(),
-            apps: registry.backends.iter().map(|_| HashMap::new()).collect(),
+            apps: registry.backends.iter().map(|_| SmallMap::new()).collect(),
             pending: HashMap::new(),
-            instances: HashMap::new(),
+            instances: SmallMap::new(),
             urls: 0,
             skipped: BTreeSet::new(),
             announced: false,
@@ -763,10 +767,11 @@ impl Watcher {
                     let fut = self.fetcher.fetch(&i, &rev);
                     let timeout = self.fetch_timeout;
                     let (in_flight, cache) = (self.in_flight.clone(), self.cache.clone());
-                    let fetch: BoxFuture<'static, Result<Arc<MetadataInfo>, RpcError>> =
+                    let fetch: BoxFuture<'static, Result<Arc<RevisionServices>, RpcError>> =
                         Box::pin(async move {
                             let r = match tokio::time::timeout(timeout, fut).await {
-                                Ok(r) => r.map(Arc::new),
+                                // Only the services' URL templates are kept.
+                                Ok(r) => r.map(|info| Arc::new(RevisionServices::new(&info))),
                                 Err(_) => Err(RpcError::timeout(format!(
                                     "getMetadataInfo took over {timeout:?}"
                                 ))),
@@ -788,7 +793,7 @@ impl Watcher {
             let key = (app, rev);
             match r {
                 Ok(info) => {
-                    info!(app = %key.0, revision = %key.1, instance = %i.id(), services = info.services.len(), "metadata fetched");
+                    info!(app = %key.0, revision = %key.1, instance = %i.id(), services = info.len(), "metadata fetched");
                     self.cache.lock().insert(key.clone(), info);
                     fetched.push(key);
                 }
@@ -837,6 +842,9 @@ impl Watcher {
                 .is_some_and(|a| a.revisions.contains_key(rev))
         });
         self.instances.retain(|_, a| !a.by_id.is_empty());
+        for a in self.instances.values_mut() {
+            a.by_id.trim();
+        }
         self.announce(listener, added, removed);
     }
 
@@ -852,47 +860,47 @@ impl Watcher {
         let effective = tracked::effective(lists(&self.apps, &at.service_name), &at).cloned();
         let a = match self.instances.get_mut(&at.service_name) {
             Some(a) => a,
-            None if effective.is_some() => {
-                self.instances.entry(at.service_name.clone()).or_default()
-            }
+            None if effective.is_some() => self
+                .instances
+                .get_or_insert_with(at.service_name.clone(), AppInstances::default),
             None => return,
         };
         let id = ById(at);
-        // Out of the table while recomputed: it goes back under the version that
-        // counts, so that the table holds that version, not an older one.
-        let (old, mut urls) = match a.by_id.remove_entry(&id) {
-            Some((k, urls)) => (Some(k.0), urls),
-            None if effective.is_some() => (None, Few::None),
+        // Set again below under the version that counts, so that the table holds that
+        // version, not an older one.
+        let (old, mut urls) = match a.by_id.held(&id) {
+            Some((k, urls)) => (Some(k), urls),
+            None if effective.is_some() => (None, Vec::new()),
             None => return,
         };
         let (mut gone, mut new) = (Vec::new(), Vec::new());
         match &effective {
-            None => gone = std::mem::take(&mut urls).into_vec(),
+            None => gone = std::mem::take(&mut urls),
             Some(i) => {
                 let info = usable_revision(i).and_then(|r| {
                     self.cache
                         .lock()
                         .get(&(i.service_name.clone(), r.to_owned()))
                         .cloned()
+                        .map(|info| (r, info))
                 });
                 // Pending: the addresses of its previous revision, if any.
-                if let Some(info) = info {
+                if let Some((revision, info)) = info {
                     let list = provider_urls(
                         i,
+                        revision,
                         &info,
                         &self.consumer,
                         &self.interface,
                         &mut self.templates,
                     );
-                    tracked::url_changes(urls.as_slice(), &list, &mut gone, &mut new);
-                    urls = Few::from_vec(list);
+                    tracked::url_changes(&urls, &list, &mut gone, &mut new);
+                    urls = list;
                 }
             }
         }
         a.recount(old.as_deref(), effective.as_deref());
-        if let Some(e) = effective {
-            a.by_id.insert(ById(e), urls);
-        }
+        a.by_id.set(&id.0, effective.map(|e| (ById(e), urls)));
         self.urls = self.urls + new.len() - gone.len();
         added.extend(new.into_iter().map(|u| (id.clone(), u)));
         removed.extend(gone.into_iter().map(|u| (id.clone(), u)));
@@ -904,11 +912,7 @@ impl Watcher {
         self.instances
             .iter()
             .filter(|(a, _)| **a != id.0.service_name)
-            .any(|(_, a)| {
-                a.by_id
-                    .get(id)
-                    .is_some_and(|urls| urls.as_slice().contains(url))
-            })
+            .any(|(_, a)| a.by_id.get(id).is_some_and(|urls| urls.contains(url)))
     }
 
     /// The whole list: every address once, in the order of their full strings.
@@ -916,8 +920,7 @@ impl Watcher {
         let mut keyed: Vec<(String, &Url)> = self
             .instances
             .values()
-            .flat_map(|a| a.by_id.values())
-            .flat_map(Few::as_slice)
+            .flat_map(|a| a.by_id.urls())
             .map(|u| (u.to_full_string(), u))
             .collect();
         keyed.sort_by(|a, b| a.0.cmp(&b.0));
@@ -976,196 +979,4 @@ impl Watcher {
         debug!(interface = %self.interface, providers = self.urls, added = delta.added.len(), removed = delta.removed.len(), "application-level providers changed");
         notify_delta_safely(listener.as_ref(), delta, &|| self.full_list());
     }
-}
-
-/// How many revisions a subscription keeps URL templates for; past that the table is
-/// emptied and refilled on demand (revisions come and go with rolling upgrades).
-const MAX_TEMPLATE_REVISIONS: usize = 64;
-
-/// The host the templates are built at; each instance's URL replaces it.
-const TEMPLATE_HOST: &str = "0.0.0.0";
-
-/// The provider URL templates of one subscription (its consumer and interface are
-/// fixed), as Java's `InstanceAddressURL` shares the instance and the service info:
-/// per (application, revision), the URL of each service of the interface that the
-/// consumer takes, built once from the MetadataInfo; an instance's URL is then the
-/// template at the instance's host and port ([`Url::with_address`]), sharing the
-/// template's address base and parameter core: one small allocation per provider
-/// URL, with no parse, parameter map or interning lookup per instance.
-#[derive(Debug, Default)]
-pub(crate) struct UrlTemplates {
-    /// By application, then revision.
-    by_revision: HashMap<String, HashMap<String, Vec<Template>>>,
-    /// The last `dubbo.endpoints` text parsed, and its endpoints: the instances of a
-    /// fleet advertise the same text, so most instances cost a comparison.
-    endpoints: Option<(String, Vec<Endpoint>)>,
-}
-
-/// One service's provider URL, at [`TEMPLATE_HOST`].
-#[derive(Debug)]
-struct Template {
-    /// The service's key in [`MetadataInfo::services`].
-    key: String,
-    protocol: String,
-    /// The service's own port (`ServiceInfo.port`), used when the instance has no
-    /// endpoint for the protocol.
-    service_port: Option<u16>,
-    url: Url,
-}
-
-/// The templates of `info` for `consumer` and `interface` in `table`, built on first
-/// use; a known revision costs two lookups and
-/// no allocation.
-fn revision_templates<'a>(
-    table: &'a mut HashMap<String, HashMap<String, Vec<Template>>>,
-    instance: &ServiceInstance,
-    info: &MetadataInfo,
-    consumer: &Url,
-    interface: &str,
-) -> &'a [Template] {
-    let app = instance.service_name.as_str();
-    let revision = info
-        .revision
-        .as_deref()
-        .or_else(|| instance.revision())
-        .unwrap_or_default();
-    let known = table.get(app).is_some_and(|r| r.contains_key(revision));
-    if !known {
-        // Counted only when a revision is new: a walk of the applications.
-        if table.values().map(HashMap::len).sum::<usize>() >= MAX_TEMPLATE_REVISIONS {
-            table.clear();
-        }
-        let built = service_templates(info, consumer, interface);
-        table
-            .entry(app.to_owned())
-            .or_default()
-            .insert(revision.to_owned(), built);
-    }
-    table
-        .get(app)
-        .and_then(|r| r.get(revision))
-        .map_or(&[], Vec::as_slice)
-}
-
-/// The template of each service of `info` that the consumer takes.
-fn service_templates(info: &MetadataInfo, consumer: &Url, interface: &str) -> Vec<Template> {
-    info.services
-        .iter()
-        .filter_map(|(key, s)| {
-            let protocol = wanted_protocol(s, consumer, interface)?;
-            let url = service_url(protocol, TEMPLATE_HOST, 0, s, interface)?;
-            // The match does not depend on the address: decided once.
-            is_match(consumer, &url).then(|| Template {
-                key: key.clone(),
-                protocol: protocol.to_owned(),
-                service_port: u16::try_from(s.port).ok().filter(|p| *p > 0),
-                url,
-            })
-        })
-        .collect()
-}
-
-/// The endpoints `instance` advertises (`dubbo.endpoints`), parsed once per text.
-fn instance_endpoints<'a>(
-    last: &'a mut Option<(String, Vec<Endpoint>)>,
-    instance: &ServiceInstance,
-) -> &'a [Endpoint] {
-    let text = instance
-        .metadata
-        .get(keys::ENDPOINTS)
-        .map_or("", String::as_str);
-    if last.as_ref().is_none_or(|(t, _)| t != text) {
-        *last = Some((text.to_owned(), instance.endpoints()));
-    }
-    last.as_ref().map_or(&[], |(_, e)| e.as_slice())
-}
-
-/// The protocol of `s` when it is a service of `interface` the consumer takes (its
-/// `protocol` parameter, when given, lists it).
-fn wanted_protocol<'a>(s: &'a ServiceInfo, consumer: &Url, interface: &str) -> Option<&'a str> {
-    if s.name.as_deref() != Some(interface) {
-        return None;
-    }
-    let protocol = s.protocol.as_deref().unwrap_or(keys::defaults::PROTOCOL);
-    let wanted = consumer
-        .get_param(keys::PROTOCOL_KEY)
-        .filter(|p| !p.trim().is_empty());
-    match wanted {
-        Some(list) if !list.split(',').map(str::trim).any(|p| p == protocol) => None,
-        _ => Some(protocol),
-    }
-}
-
-/// The provider URL of service `s` at `host:port`, parsed from its text.
-pub(super) fn service_url(
-    protocol: &str,
-    host: &str,
-    port: u16,
-    s: &ServiceInfo,
-    interface: &str,
-) -> Option<Url> {
-    let path = s.path.as_deref().unwrap_or(interface);
-    let Ok(url) = Url::parse(&format!("{protocol}://{host}:{port}/{path}")) else {
-        debug!(host, port, "bad address skipped");
-        return None;
-    };
-    let mut url = url
-        .with_params(s.params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .with_param(keys::INTERFACE_KEY, interface);
-    if let Some(g) = s.group.as_deref().filter(|g| !g.is_empty()) {
-        url = url.with_param(keys::GROUP_KEY, g);
-    }
-    if let Some(v) = s.version.as_deref().filter(|v| !v.is_empty()) {
-        url = url.with_param(keys::VERSION_KEY, v);
-    }
-    Some(url.without_params(&[keys::CATEGORY_KEY]))
-}
-
-/// Whether `host` reads back as itself in `{protocol}://{host}:{port}/`, so that the
-/// URL parsed from that text is the template at that address (an IPv6 or otherwise
-/// unusual host takes the parse instead).
-fn is_plain_host(host: &str) -> bool {
-    !host.is_empty()
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
-}
-
-/// The provider URLs of `instance` for `consumer` from its application's metadata:
-/// each service of `interface` matching the consumer's group, version and (when
-/// given) protocol, at the instance host and the port of the service's protocol.
-/// `templates` is the subscription's (one per consumer and interface): the URLs of a
-/// revision are built once and each instance's derived from them by address.
-pub(crate) fn provider_urls(
-    instance: &ServiceInstance,
-    info: &MetadataInfo,
-    consumer: &Url,
-    interface: &str,
-    templates: &mut UrlTemplates,
-) -> Vec<Url> {
-    let UrlTemplates {
-        by_revision,
-        endpoints,
-    } = templates;
-    let list = revision_templates(by_revision, instance, info, consumer, interface);
-    if list.is_empty() {
-        return Vec::new();
-    }
-    let endpoints = instance_endpoints(endpoints, instance);
-    let plain = is_plain_host(&instance.host);
-    list.iter()
-        .filter_map(|t| {
-            let port = endpoints
-                .iter()
-                .find(|e| e.protocol == t.protocol)
-                .map(|e| e.port)
-                .or(t.service_port)
-                .unwrap_or(instance.port);
-            if plain {
-                return Some(t.url.with_address(&instance.host, port));
-            }
-            let s = info.services.get(&t.key)?;
-            service_url(&t.protocol, &instance.host, port, s, interface)
-        })
-        .collect()
 }

@@ -9,7 +9,7 @@ use rubbo_common::{Url, keys};
 use rubbo_metadata::{Endpoint, MetadataInfo, ServiceInfo, ServiceInstance};
 use rubbo_registry::is_match;
 
-use super::consumer::{UrlTemplates, provider_urls, service_url};
+use super::templates::{RevisionServices, UrlTemplates, provider_urls, service_url};
 
 const IFACE: &str = "org.rubbo.test.Greeter";
 
@@ -117,7 +117,11 @@ fn check(
     consumer: &Url,
     templates: &mut UrlTemplates,
 ) -> Vec<Url> {
-    let derived = by_text(provider_urls(instance, info, consumer, IFACE, templates));
+    let revision = info.revision.as_deref().unwrap_or_default();
+    let services = RevisionServices::new(info);
+    let derived = by_text(provider_urls(
+        instance, revision, &services, consumer, IFACE, templates,
+    ));
     let parsed = by_text(parsed_urls(instance, info, consumer, IFACE));
     assert_eq!(
         derived.iter().map(|d| &d.0).collect::<Vec<_>>(),

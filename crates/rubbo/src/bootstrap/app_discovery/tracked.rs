@@ -7,6 +7,8 @@
 //! subscription.
 
 use std::collections::{HashMap, HashSet};
+
+use super::small_map::SmallMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -110,41 +112,132 @@ impl PartialEq for ById {
 
 impl Eq for ById {}
 
-/// No value, one, or several: the usual one inline, several (rare) boxed, so that a
-/// pointer-sized `T` takes 16 bytes with no allocation of its own (a `Vec` takes 24
-/// and allocates).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-// Boxed `Vec`, not a boxed slice: keeps `Few` two words when `T` is a pointer.
-#[allow(clippy::box_collection)]
-pub(crate) enum Few<T> {
-    #[default]
-    None,
-    One(T),
-    Many(Box<Vec<T>>),
+/// The instances of one application in a subscription, each with the provider URLs it
+/// gave: one table per (application, interface subscribed), so 10 entries per instance
+/// of an application of 10 interfaces.
+///
+/// A vector of the instance and its URL (16 bytes an entry) and, in the same order, a
+/// vector of their 4-byte fingerprints, ascending, to find them by; both grown by an
+/// eighth: about 21 bytes per instance, where a hash table of 24-byte entries (the
+/// instance, and none, one or several URLs) took 25 to 50 (at most 7/8 full, a power of
+/// two buckets). An instance giving no URL or several (rare: an interface on two
+/// protocols, or in two groups) has `None` there, its URLs in `several`. A changed
+/// instance is set in place; a join or a leave moves the entries after it, as the
+/// watches' lists already cost a walk of the application's instances per change.
+#[derive(Debug, Default)]
+pub(crate) struct UrlTable {
+    /// The entries' fingerprints ([`fingerprint`]), ascending: a lookup reads this dense
+    /// vector, not the instances (cold, one pointer each), except for a match.
+    fps: Vec<u32>,
+    /// In the order of `fps`.
+    entries: Vec<(ById, Option<Url>)>,
+    several: HashMap<ById, Box<[Url]>>,
 }
 
-impl<T> Few<T> {
-    pub(crate) fn as_slice(&self) -> &[T] {
-        match self {
-            Few::None => &[],
-            Few::One(t) => std::slice::from_ref(t),
-            Few::Many(v) => v,
+/// A 32-bit FNV-1a of an instance's host and port: where it goes in a [`UrlTable`].
+fn fingerprint(id: &ServiceInstance) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in id.host.bytes().chain(id.port.to_le_bytes()) {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+impl UrlTable {
+    /// Where `id`'s host and port are, or would go: a binary search of the fingerprints,
+    /// then the instances of an equal fingerprint compared. A leave looks the instance up
+    /// in the table of every other application of the subscription, where it is
+    /// usually not: that costs no read of their (cold) instances.
+    fn find(&self, id: &ServiceInstance) -> Result<usize, usize> {
+        let fp = fingerprint(id);
+        let start = self.fps.partition_point(|&f| f < fp);
+        let mut k = start;
+        while k < self.fps.len() && self.fps[k] == fp {
+            let e = &self.entries[k].0.0;
+            if e.port == id.port && e.host == id.host {
+                return Ok(k);
+            }
+            k += 1;
+        }
+        Err(start)
+    }
+
+    /// The URLs `id` gave, if it is in the table.
+    pub(crate) fn get(&self, id: &ById) -> Option<&[Url]> {
+        let k = self.find(&id.0).ok()?;
+        Some(self.urls_at(k))
+    }
+
+    fn urls_at(&self, k: usize) -> &[Url] {
+        match &self.entries[k] {
+            (_, Some(u)) => std::slice::from_ref(u),
+            (id, None) => self.several.get(id).map_or(&[], |v| &v[..]),
         }
     }
 
-    pub(crate) fn from_vec(mut v: Vec<T>) -> Self {
-        match v.len() {
-            0 => Few::None,
-            1 => v.pop().map_or(Few::None, Few::One),
-            _ => Few::Many(Box::new(v)),
+    /// The version of `id` held, and its URLs.
+    pub(crate) fn held(&self, id: &ById) -> Option<(Arc<ServiceInstance>, Vec<Url>)> {
+        let k = self.find(&id.0).ok()?;
+        Some((self.entries[k].0.0.clone(), self.urls_at(k).to_vec()))
+    }
+
+    /// Sets what the instance of `id`'s id gives: `Some((version held, its URLs))` puts
+    /// it in the table (in place when it is there), `None` takes it out. A change of an
+    /// instance in the table moves nothing; a join or a leave moves the entries after
+    /// it.
+    pub(crate) fn set(&mut self, id: &ServiceInstance, to: Option<(ById, Vec<Url>)>) {
+        let at = self.find(id);
+        if let Ok(k) = at {
+            let was = self.entries[k].0.clone();
+            self.several.remove(&was);
+        }
+        match (at, to) {
+            (Ok(k), None) => {
+                self.entries.remove(k);
+                self.fps.remove(k);
+            }
+            (Err(_), None) => {}
+            (at, Some((key, mut urls))) => {
+                let one = if urls.len() == 1 { urls.pop() } else { None };
+                if !urls.is_empty() {
+                    self.several.insert(key.clone(), urls.into_boxed_slice());
+                }
+                match at {
+                    Ok(k) => self.entries[k] = (key, one),
+                    Err(k) => {
+                        if self.entries.len() == self.entries.capacity() {
+                            let more = (self.entries.len() / 8).max(4);
+                            self.entries.reserve_exact(more);
+                            self.fps.reserve_exact(more);
+                        }
+                        self.entries.insert(k, (key, one));
+                        self.fps.insert(k, fingerprint(id));
+                    }
+                }
+            }
         }
     }
 
-    pub(crate) fn into_vec(self) -> Vec<T> {
-        match self {
-            Few::None => Vec::new(),
-            Few::One(t) => vec![t],
-            Few::Many(v) => *v,
+    /// The instances held (the version of each its URLs came from).
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &ById> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    /// Every URL of the table.
+    pub(crate) fn urls(&self) -> impl Iterator<Item = &Url> {
+        (0..self.entries.len()).flat_map(|k| self.urls_at(k))
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Gives back what more than an eighth of the table is free, when it shrank.
+    pub(crate) fn trim(&mut self) {
+        let len = self.entries.len();
+        if self.entries.capacity() - len > len / 8 + 4 {
+            self.entries.shrink_to(len + len / 16);
+            self.fps.shrink_to(len + len / 16);
         }
     }
 }
@@ -153,12 +246,10 @@ impl<T> Few<T> {
 #[derive(Debug, Default)]
 pub(crate) struct AppInstances {
     /// Every instance listed, at the version that counts when last recomputed, with
-    /// the provider URLs it gave: one per (instance, interface subscribed), so 10 per
-    /// instance of an application of 10 interfaces; the usual case (one URL) is 24
-    /// bytes with no allocation of its own.
-    pub(crate) by_id: HashMap<ById, Few<Url>>,
+    /// the provider URLs it gave.
+    pub(crate) by_id: UrlTable,
     /// How many instances (their current version) carry each usable revision.
-    pub(crate) revisions: HashMap<String, usize>,
+    pub(crate) revisions: SmallMap<String, usize>,
 }
 
 impl AppInstances {
@@ -299,8 +390,7 @@ mod tests {
 
     #[test]
     fn the_version_that_counts_is_the_first_backends_and_an_entry_is_small() {
-        assert_eq!(std::mem::size_of::<Few<Url>>(), 16);
-        assert_eq!(std::mem::size_of::<(ById, Few<Url>)>(), 24);
+        assert_eq!(std::mem::size_of::<(ById, Option<Url>)>(), 16);
         let (a, b) = (inst("x", 1, "r1"), inst("x", 1, "r2"));
         let list = |v: Vec<Arc<ServiceInstance>>| -> InstanceList { Arc::new(sorted(v)) };
         let first = list(vec![inst("x", 0, "r"), a.clone(), inst("x", 2, "r")]);
@@ -321,6 +411,61 @@ mod tests {
             found([Some(&first), Some(&second)], &inst("y", 1, "r1")).is_none(),
             "another application's instance at the same address is another instance"
         );
+    }
+
+    #[test]
+    fn the_url_table_keeps_none_one_or_several_urls_by_id() {
+        let u = |p: u16| Url::parse(&format!("dubbo://10.0.0.1:{p}/I")).unwrap();
+        let mut t = UrlTable::default();
+        for port in [30, 10, 20, 40] {
+            let urls = match port {
+                10 => vec![],
+                20 => vec![u(20), u(21)],
+                _ => vec![u(port)],
+            };
+            let i = inst("x", port, "r");
+            t.set(&i, Some((ById(i.clone()), urls)));
+        }
+        let mut ports: Vec<u16> = t.keys().map(|k| k.0.port).collect();
+        ports.sort_unstable();
+        assert_eq!(ports, [10, 20, 30, 40]);
+        assert!(t.fps.is_sorted());
+        assert_eq!(t.get(&ById(inst("x", 10, "r"))), Some(&[][..]));
+        assert_eq!(t.get(&ById(inst("x", 20, "r"))), Some(&[u(20), u(21)][..]));
+        assert_eq!(t.get(&ById(inst("x", 30, "other"))), Some(&[u(30)][..]));
+        assert_eq!(t.get(&ById(inst("x", 50, "r"))), None);
+        assert_eq!(t.urls().count(), 4);
+        let (held, urls) = t.held(&ById(inst("x", 20, "r2"))).unwrap();
+        assert_eq!(
+            (usable_revision(&held), urls),
+            (Some("r"), vec![u(20), u(21)])
+        );
+        // A new version in place, giving one URL: out of `several`.
+        let new = inst("x", 20, "r2");
+        t.set(&new, Some((ById(new.clone()), vec![u(22)])));
+        assert!(t.several.is_empty());
+        assert_eq!(t.get(&ById(inst("x", 20, "r"))), Some(&[u(22)][..]));
+        assert!(Arc::ptr_eq(
+            &t.held(&ById(inst("x", 20, "r"))).unwrap().0,
+            &new
+        ));
+        t.set(&new, None);
+        assert_eq!(t.get(&ById(new)), None);
+        for port in 100..1100 {
+            let i = inst("x", port, "r");
+            t.set(&i, Some((ById(i.clone()), vec![u(port)])));
+        }
+        assert!(t.entries.capacity() <= t.entries.len() + t.entries.len() / 8 + 4);
+        for port in 100..1100 {
+            t.set(&inst("x", port, "r"), None);
+        }
+        t.trim();
+        assert!(
+            t.entries.capacity() <= 3 + 4 + 1,
+            "{}",
+            t.entries.capacity()
+        );
+        assert!(!t.is_empty());
     }
 
     #[test]
