@@ -60,6 +60,16 @@ pub(super) struct Settings {
 }
 
 /// Java's `dubbo.application.only-use-metadata-v2` (`ApplicationConfig.onlyUseMetadataV2`).
+/// A size knob of the scale benches (`APPSCALE_*`): the variable's number, else
+/// `default`.
+#[cfg(test)]
+fn scale_knob(key: &str, default: usize) -> usize {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 const ONLY_USE_METADATA_V2_KEY: &str = "only-use-metadata-v2";
 
 /// Java's `dubbo.application.metadata-service-port` (`ApplicationConfig.metadataServicePort`,

@@ -28,10 +28,7 @@ const PER_APP: usize = 1_000;
 /// Joins (each followed by the same instance leaving) measured; `APPSCALE_JOINS`
 /// overrides it (more joins make the join path dominate a profile).
 fn join_count() -> usize {
-    std::env::var("APPSCALE_JOINS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200)
+    super::scale_knob("APPSCALE_JOINS", 200)
 }
 
 /// A provider's invoker without a connection: the figures are the discovery's and

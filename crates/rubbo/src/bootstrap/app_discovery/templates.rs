@@ -172,11 +172,7 @@ pub(super) fn service_url(
     interface: &str,
 ) -> Option<Url> {
     let path = s.path.as_deref().unwrap_or(interface);
-    let Ok(url) = Url::parse(&format!("{protocol}://{host}:{port}/{path}")) else {
-        debug!(host, port, "bad address skipped");
-        return None;
-    };
-    let mut url = url
+    let mut url = base_url(protocol, host, port, path)?
         .with_params(s.params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .with_param(keys::INTERFACE_KEY, interface);
     if let Some(g) = s.group.as_deref().filter(|g| !g.is_empty()) {
@@ -188,15 +184,23 @@ pub(super) fn service_url(
     Some(url.without_params(&[keys::CATEGORY_KEY]))
 }
 
+/// `{protocol}://{host}:{port}/{path}` parsed, without parameters; `None` (logged)
+/// for an address that does not parse.
+fn base_url(protocol: &str, host: &str, port: u16, path: &str) -> Option<Url> {
+    match Url::parse(&format!("{protocol}://{host}:{port}/{path}")) {
+        Ok(url) => Some(url),
+        Err(_) => {
+            debug!(host, port, "bad address skipped");
+            None
+        }
+    }
+}
+
 /// The template `t` at `host:port` parsed from its text, as [`service_url`] builds it:
 /// for a host that does not read back as itself.
 fn parsed_at(t: &Template, host: &str, port: u16) -> Option<Url> {
     let path = t.url.path().unwrap_or_default();
-    let Ok(url) = Url::parse(&format!("{}://{host}:{port}/{path}", t.protocol)) else {
-        debug!(host, port, "bad address skipped");
-        return None;
-    };
-    Some(url.with_params(t.url.params().iter()))
+    Some(base_url(&t.protocol, host, port, path)?.with_params(t.url.params().iter()))
 }
 
 /// Whether `host` reads back as itself in `{protocol}://{host}:{port}/`, so that the

@@ -65,16 +65,10 @@ struct Size {
 
 impl Size {
     fn from_env() -> Size {
-        let get = |k: &str, d: usize| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(d)
-        };
         Size {
-            apps: get("APPSCALE_APPS", 100),
-            interfaces: get("APPSCALE_INTERFACES", 10),
-            instances: get("APPSCALE_INSTANCES", 10),
+            apps: super::scale_knob("APPSCALE_APPS", 100),
+            interfaces: super::scale_knob("APPSCALE_INTERFACES", 10),
+            instances: super::scale_knob("APPSCALE_INSTANCES", 10),
         }
     }
 
