@@ -18,15 +18,16 @@ use rubbo_common::{
     Url,
 };
 use rubbo_serialization::{PROTOBUF, is_protobuf};
-use tracing::{Instrument, debug};
+use tracing::{Instrument, debug, warn};
 
 use crate::body::{TriBody, UnaryBody};
 use crate::channel::Channel;
 use crate::coalesce::BusyGuard;
 use crate::compress::{self, Encoding, Named};
+use crate::error::TripleError;
 use crate::frame;
 use crate::headers::{self, GRPC, GRPC_MESSAGE, GRPC_PROTO, GRPC_STATUS};
-use crate::status::{self, Code};
+use crate::status::{self, Code, Status};
 use crate::stream::{Deadlined, MessageDecoder, StreamBody};
 use crate::wrapper::{TripleRequestWrapper, TripleResponseWrapper};
 use rubbo_common::stream::{MessageStream, StreamKind, StreamSlot};
@@ -560,7 +561,13 @@ async fn read_response(
     };
     let collected = Limited::new(body, limit).collect().await.map_err(|e| {
         if e.is::<http_body_util::LengthLimitError>() {
-            RpcError::serialization(format!("response larger than {payload} bytes (payload)"))
+            // As gRPC clients refuse a message over their receive limit: the body is
+            // dropped here (the stream is reset, the provider stops sending) and the
+            // call fails with `RESOURCE_EXHAUSTED`; no retry makes the reply smaller.
+            let message = format!("response message larger than {payload} bytes (payload)");
+            warn!(limit = payload, "response too large");
+            RpcError::new(ErrorKind::Serialization, message.clone())
+                .with_source(Status::new(Code::ResourceExhausted, message))
         } else {
             RpcError::network(format!("response body failed: {e}"))
         }
@@ -594,8 +601,17 @@ async fn read_response(
     let trailer_attachments = trailers.map(headers::attachments_from);
     let data = collected.to_bytes();
     let encoding = response_encoding(&parts.headers)?;
-    let message = frame::decode_unary_with(&data, payload, encoding)
-        .map_err(|e| RpcError::serialization(format!("bad response message: {e}")))?;
+    let message = frame::decode_unary_with(&data, payload, encoding).map_err(|e| {
+        let message = format!("bad response message: {e}");
+        match e {
+            // A compressed reply that inflates past `payload`.
+            TripleError::TooLarge { .. } => {
+                RpcError::new(ErrorKind::Serialization, message.clone())
+                    .with_source(Status::new(Code::ResourceExhausted, message))
+            }
+            _ => RpcError::serialization(message),
+        }
+    })?;
     let mut result = if idl {
         RpcResult::value(Payload::Encoded(Encoded::new(&PROTOBUF, message)))
     } else {

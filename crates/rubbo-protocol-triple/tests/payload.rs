@@ -51,12 +51,31 @@ fn protobuf(bytes: Bytes) -> Payload {
 #[derive(Debug)]
 struct Provider {
     url: Url,
-    calls: Arc<AtomicUsize>,
+    counts: Arc<Counts>,
+}
+
+/// What the provider saw.
+#[derive(Debug, Default)]
+struct Counts {
+    /// Calls.
+    calls: AtomicUsize,
+    /// Reply streams of `Endless` dropped.
+    dropped: AtomicUsize,
+}
+
+/// Counts its drop.
+struct DropCount(Arc<Counts>);
+
+impl Drop for DropCount {
+    fn drop(&mut self) {
+        self.0.dropped.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 impl Invoker for Provider {
     fn invoke(&self, inv: Invocation) -> InvokeFuture {
-        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.counts.calls.fetch_add(1, Ordering::SeqCst);
+        let counts = self.counts.clone();
         Box::pin(async move {
             match inv.method() {
                 // Unary: a reply of the size asked for.
@@ -74,6 +93,23 @@ impl Invoker for Provider {
                     Ok(RpcResult::value(Payload::Stream(StreamSlot::new(
                         StreamKind::Server,
                         MessageStream::new(futures::stream::iter(replies.map(Ok))),
+                    ))))
+                }
+                // Server streaming without end: one reply of the size asked for, then
+                // small ones until the stream is dropped (counted in `dropped`).
+                "Endless" => {
+                    let mut s = inv.arguments().as_stream().unwrap().take()?;
+                    let len = asked(&s.next().await.unwrap()?);
+                    let guard = DropCount(counts);
+                    let replies = futures::stream::iter([Ok(sized(len))]).chain(
+                        futures::stream::unfold(guard, |g| async move {
+                            tokio::task::yield_now().await;
+                            Some((Ok(sized(10)), g))
+                        }),
+                    );
+                    Ok(RpcResult::value(Payload::Stream(StreamSlot::new(
+                        StreamKind::Server,
+                        MessageStream::new(replies),
                     ))))
                 }
                 // Client streaming: the number of requests, or the error that ended
@@ -100,7 +136,7 @@ impl Invoker for Provider {
 }
 
 /// A provider with `payload` = [`MAX`] and a consumer of it with `consumer_params`.
-async fn setup(consumer_params: &str) -> (TripleProtocol, BoxInvoker, Arc<AtomicUsize>) {
+async fn setup(consumer_params: &str) -> (TripleProtocol, BoxInvoker, Arc<Counts>) {
     setup_with("", consumer_params).await
 }
 
@@ -108,19 +144,20 @@ async fn setup(consumer_params: &str) -> (TripleProtocol, BoxInvoker, Arc<Atomic
 async fn setup_with(
     provider_params: &str,
     consumer_params: &str,
-) -> (TripleProtocol, BoxInvoker, Arc<AtomicUsize>) {
+) -> (TripleProtocol, BoxInvoker, Arc<Counts>) {
     let url = Url::parse(&format!(
-        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Reply,Replies,Count\
-         &idl-methods=Reply,Replies,Count&stream-methods=Replies:server,Count:client\
+        "tri://127.0.0.1:0/{SERVICE}?interface={SERVICE}&methods=Reply,Replies,Endless,Count\
+         &idl-methods=Reply,Replies,Endless,Count\
+         &stream-methods=Replies:server,Endless:server,Count:client\
          &payload={MAX}{provider_params}"
     ))
     .unwrap();
     let protocol = TripleProtocol::new();
-    let calls = Arc::new(AtomicUsize::new(0));
+    let counts = Arc::new(Counts::default());
     let exporter = protocol
         .export(Arc::new(Provider {
             url,
-            calls: calls.clone(),
+            counts: counts.clone(),
         }))
         .await
         .unwrap();
@@ -135,7 +172,7 @@ async fn setup_with(
         )
         .await
         .unwrap();
-    (protocol, consumer, calls)
+    (protocol, consumer, counts)
 }
 
 fn unary(message: Bytes) -> Invocation {
@@ -197,7 +234,7 @@ async fn a_stream_reply_over_the_providers_payload_ends_the_stream_resource_exha
 
 #[tokio::test]
 async fn a_request_over_the_consumers_payload_is_not_sent() {
-    let (_p, consumer, calls) = setup("payload=1000").await;
+    let (_p, consumer, counts) = setup("payload=1000").await;
     let e = bounded("the call", consumer.invoke(unary(sized(1001))))
         .await
         .unwrap_err();
@@ -205,7 +242,7 @@ async fn a_request_over_the_consumers_payload_is_not_sent() {
     assert!(!e.is_retryable(), "a retry sends the same message");
     assert!(e.message().contains("Data length too large: 1001"), "{e}");
     assert_eq!(
-        calls.load(Ordering::SeqCst),
+        counts.calls.load(Ordering::SeqCst),
         0,
         "nothing reached the provider"
     );
@@ -263,4 +300,85 @@ async fn a_request_stream_message_over_the_providers_payload_is_resource_exhaust
 #[tokio::test]
 async fn a_request_stream_message_over_the_providers_payload_is_resource_exhausted_hyper() {
     request_stream_over_the_providers_payload("hyper").await;
+}
+
+/// A reply over the consumer's own `payload` is refused by the consumer as gRPC
+/// clients refuse it (`RESOURCE_EXHAUSTED`, with the sizes), without reading it whole
+/// into memory; the connection stays usable for the next call.
+#[tokio::test]
+async fn a_unary_reply_over_the_consumers_payload_is_resource_exhausted() {
+    let (_p, consumer, counts) = setup("payload=1000").await;
+    let e = bounded("the call", consumer.invoke(unary(ask(5_000))))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        counts.calls.load(Ordering::SeqCst),
+        1,
+        "the provider answered"
+    );
+    assert_eq!(status::code_for_error(&e), Code::ResourceExhausted, "{e}");
+    let text = status::message_for_error(&e);
+    assert!(text.contains("1000"), "names the limit: {text}");
+    let r = bounded("the next call", consumer.invoke(unary(ask(1000))))
+        .await
+        .unwrap();
+    match r.into_payload().unwrap() {
+        Payload::Encoded(e) => assert_eq!(e.bytes.len(), 1000),
+        other => panic!("not a message: {other:?}"),
+    }
+}
+
+/// A server stream's message over the consumer's `payload`: the messages before it
+/// arrive, then the stream ends with `RESOURCE_EXHAUSTED`; the consumer can call again.
+#[tokio::test]
+async fn a_stream_reply_over_the_consumers_payload_ends_the_stream_resource_exhausted() {
+    let (_p, consumer, _) = setup("payload=1000").await;
+    let call = Invocation::new(SERVICE, "Replies").with_arguments(Arguments::Stream(
+        StreamSlot::new(StreamKind::Server, MessageStream::once(ask(5_000))),
+    ));
+    let result = bounded("the call", consumer.invoke(call)).await.unwrap();
+    let Payload::Stream(slot) = result.into_payload().unwrap() else {
+        panic!("not a stream")
+    };
+    let got: Vec<_> = bounded("the replies", slot.take().unwrap().collect()).await;
+    assert_eq!(got.len(), 2, "the reply before it, then the error: {got:?}");
+    assert_eq!(got[0].as_ref().unwrap().len(), 10);
+    let e = got[1].as_ref().unwrap_err();
+    assert_eq!(status::code_for_error(e), Code::ResourceExhausted, "{e}");
+    assert!(status::message_for_error(e).contains("1000"), "{e}");
+    let r = bounded("the next call", consumer.invoke(unary(ask(10))))
+        .await
+        .unwrap();
+    match r.into_payload().unwrap() {
+        Payload::Encoded(e) => assert_eq!(e.bytes.len(), 10),
+        other => panic!("not a message: {other:?}"),
+    }
+}
+
+/// A server stream whose message is over the consumer's `payload` is reset by the
+/// consumer: the provider's reply stream is dropped (it stops producing), not left
+/// writing into a stream nobody reads.
+#[tokio::test]
+async fn a_stream_reply_over_the_consumers_payload_stops_the_provider() {
+    let (_p, consumer, counts) = setup("payload=1000").await;
+    let call = Invocation::new(SERVICE, "Endless").with_arguments(Arguments::Stream(
+        StreamSlot::new(StreamKind::Server, MessageStream::once(ask(5_000))),
+    ));
+    let result = bounded("the call", consumer.invoke(call)).await.unwrap();
+    let Payload::Stream(slot) = result.into_payload().unwrap() else {
+        panic!("not a stream")
+    };
+    let mut replies = slot.take().unwrap();
+    let e = bounded("the first reply", replies.next())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(status::code_for_error(&e), Code::ResourceExhausted, "{e}");
+    assert!(bounded("the end", replies.next()).await.is_none());
+    bounded("the provider's stream dropped", async {
+        while counts.dropped.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
 }
