@@ -129,7 +129,7 @@ fn metadata_service_url(a: usize, k: usize) -> Url {
 /// providers did not start in the same millisecond.
 fn instance(a: usize, k: usize, revision: &str, storage: &str, size: Size) -> ServiceInstance {
     let started = 1_700_000_000_000u64 + (a * size.instances + k) as u64 * 1_009;
-    let first = provider_url(a, 0, k).with_param(keys::TIMESTAMP_KEY, &started.to_string());
+    let first = provider_url(a, 0, k).with_param(keys::TIMESTAMP_KEY, started.to_string());
     let mut i = ServiceInstance::new(app(a), host(a, k), 20880);
     i.set_endpoints(&[Endpoint {
         port: 20880,
