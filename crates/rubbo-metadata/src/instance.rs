@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::error::MetadataError;
 use crate::instance_metadata::InstanceMetadata;
+use crate::interner::MetadataInterner;
 
 /// The payload class Java's ZooKeeper discovery puts in the Curator JSON.
 pub const ZOOKEEPER_INSTANCE_CLASS: &str = "org.apache.dubbo.registry.zookeeper.ZookeeperInstance";
@@ -187,6 +188,23 @@ impl ServiceInstance {
     /// reads: `name`, `address`, `port` and `payload.metadata` (null values dropped).
     /// Garbage is an error, never a panic.
     pub fn from_curator_json(json: &[u8]) -> Result<ServiceInstance, MetadataError> {
+        Self::parse_curator_json(json, None)
+    }
+
+    /// [`from_curator_json`](Self::from_curator_json), the metadata's keys and values
+    /// shared with the other instances parsed with `interner` (the same instance, less
+    /// memory: see [`MetadataInterner`]).
+    pub fn from_curator_json_shared(
+        json: &[u8],
+        interner: &mut MetadataInterner,
+    ) -> Result<ServiceInstance, MetadataError> {
+        Self::parse_curator_json(json, Some(interner))
+    }
+
+    fn parse_curator_json(
+        json: &[u8],
+        interner: Option<&mut MetadataInterner>,
+    ) -> Result<ServiceInstance, MetadataError> {
         let c: CuratorInstance = serde_json::from_slice(json).map_err(|e| MetadataError::Json {
             what: "service instance",
             reason: e.to_string(),
@@ -194,10 +212,14 @@ impl ServiceInstance {
         let metadata = c
             .payload
             .map(|p| {
-                p.metadata
+                let entries = p
+                    .metadata
                     .into_iter()
-                    .filter_map(|(k, v)| v.map(|v| (k, v)))
-                    .collect()
+                    .filter_map(|(k, v)| v.map(|v| (k, v)));
+                match interner {
+                    Some(interner) => InstanceMetadata::collect_shared(entries, interner),
+                    None => entries.collect(),
+                }
             })
             .unwrap_or_default();
         Ok(ServiceInstance {
@@ -329,6 +351,18 @@ mod tests {
         assert_eq!(parse_url_params(&i)["release"], "3.3.6");
         // Written again with Java's registration time, it is Java's text.
         assert_eq!(i.to_curator_json_at(1_796_142_818_860), JAVA_NODE);
+        // Parsed with an interner: the same instance, the same text written.
+        let mut interner = MetadataInterner::default();
+        let shared = ServiceInstance::from_curator_json_shared(JAVA_NODE.as_bytes(), &mut interner)
+            .expect("parses");
+        assert_eq!(shared, i);
+        assert_eq!(shared.to_curator_json_at(1_796_142_818_860), JAVA_NODE);
+        let again = ServiceInstance::from_curator_json_shared(JAVA_NODE.as_bytes(), &mut interner)
+            .expect("parses");
+        assert!(std::ptr::eq(
+            &again.metadata[keys::METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME],
+            &shared.metadata[keys::METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME],
+        ));
     }
 
     #[test]

@@ -1,7 +1,14 @@
-//! [`InstanceMetadata`]: an instance's metadata map, kept compact.
+//! [`InstanceMetadata`]: an instance's metadata map, kept compact, its texts shareable.
 
 use std::collections::BTreeMap;
 use std::ops::Index;
+use std::sync::Arc;
+
+use crate::interner::MetadataInterner;
+
+/// One entry: a key and its value, each a text that equal texts of other instances
+/// may share (see [`MetadataInterner`]).
+type Entry = (Arc<String>, Arc<String>);
 
 /// An instance's metadata (`dubbo.metadata.revision`, `dubbo.endpoints`...): string
 /// keys to string values, sorted by key as Java's `getSortedMetadata`, with the
@@ -9,7 +16,12 @@ use std::ops::Index;
 ///
 /// Kept as one sorted vector of the size it holds rather than a `BTreeMap`, whose
 /// smallest node is 544 bytes: an instance usually has 3 to 7 entries, and a consumer
-/// keeps one instance per provider (10,000 or more).
+/// keeps one instance per provider (10,000 or more). Each key and value is an
+/// `Arc<String>` (an entry is 16 bytes), so that the instances of one application,
+/// parsed with one [`MetadataInterner`], hold one copy of the texts they share (every
+/// key; the revision, endpoints and MetadataService parameters of a revision): only
+/// what differs per instance (`timestamp`) is their own. Sharing changes nothing that
+/// can be observed but memory: equality, hashing, order and iteration are the texts'.
 ///
 /// ```
 /// use rubbo_metadata::InstanceMetadata;
@@ -21,7 +33,23 @@ use std::ops::Index;
 /// assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), ["a", "b"]);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct InstanceMetadata(Vec<(String, String)>);
+pub struct InstanceMetadata(Vec<Entry>);
+
+/// The borrowed entries of an [`InstanceMetadata`], by key.
+pub type Iter<'a> =
+    std::iter::Map<std::slice::Iter<'a, Entry>, fn(&'a Entry) -> (&'a String, &'a String)>;
+
+/// The owned entries of an [`InstanceMetadata`], by key (a text still shared with
+/// another instance is copied).
+pub type IntoIter = std::iter::Map<std::vec::IntoIter<Entry>, fn(Entry) -> (String, String)>;
+
+fn borrowed(e: &Entry) -> (&String, &String) {
+    (&e.0, &e.1)
+}
+
+fn owned(e: Entry) -> (String, String) {
+    (Arc::unwrap_or_clone(e.0), Arc::unwrap_or_clone(e.1))
+}
 
 impl InstanceMetadata {
     /// No entries.
@@ -35,7 +63,7 @@ impl InstanceMetadata {
 
     /// The value of `key`.
     pub fn get(&self, key: &str) -> Option<&String> {
-        self.find(key).ok().map(|i| &self.0[i].1)
+        self.find(key).ok().map(|i| &*self.0[i].1)
     }
 
     /// Whether `key` has a value.
@@ -46,8 +74,17 @@ impl InstanceMetadata {
     /// Sets `key` to `value`, returning the value it replaced. Room is made for one
     /// entry at a time: a map filled by inserts stays the size of what it holds.
     pub fn insert(&mut self, key: String, value: String) -> Option<String> {
+        self.insert_shared(Arc::new(key), Arc::new(value))
+    }
+
+    /// [`insert`](Self::insert) of texts that may be shared (from a
+    /// [`MetadataInterner`]).
+    pub fn insert_shared(&mut self, key: Arc<String>, value: Arc<String>) -> Option<String> {
         match self.find(&key) {
-            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
+            Ok(i) => Some(Arc::unwrap_or_clone(std::mem::replace(
+                &mut self.0[i].1,
+                value,
+            ))),
             Err(i) => {
                 self.0.reserve_exact(1);
                 self.0.insert(i, (key, value));
@@ -58,7 +95,9 @@ impl InstanceMetadata {
 
     /// Removes `key`, returning its value.
     pub fn remove(&mut self, key: &str) -> Option<String> {
-        self.find(key).ok().map(|i| self.0.remove(i).1)
+        self.find(key)
+            .ok()
+            .map(|i| Arc::unwrap_or_clone(self.0.remove(i).1))
     }
 
     /// The number of entries.
@@ -72,18 +111,56 @@ impl InstanceMetadata {
     }
 
     /// The entries, by key.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &String)> + ExactSizeIterator {
-        self.0.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> Iter<'_> {
+        self.into_iter()
     }
 
     /// The keys, sorted.
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
-        self.0.iter().map(|(k, _)| k)
+        self.0.iter().map(|(k, _)| &**k)
     }
 
     /// The values, by key.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
-        self.0.iter().map(|(_, v)| v)
+        self.0.iter().map(|(_, v)| &**v)
+    }
+
+    /// Makes each key and value the text `interner` shares for it (the same entries,
+    /// less memory when other instances hold the same texts).
+    pub fn share(&mut self, interner: &mut MetadataInterner) {
+        for (k, v) in &mut self.0 {
+            *k = interner.intern_shared(k.clone());
+            *v = interner.intern_shared(v.clone());
+        }
+    }
+
+    /// The entries given, each text taken from `interner` (see
+    /// [`share`](Self::share)); of a key given twice, the last value wins.
+    pub fn collect_shared<I>(entries: I, interner: &mut MetadataInterner) -> Self
+    where
+        I: IntoIterator<Item = (String, String)>,
+    {
+        Self::from_entries(
+            entries
+                .into_iter()
+                .map(|(k, v)| (interner.intern(k), interner.intern(v)))
+                .collect(),
+        )
+    }
+
+    /// Sorted by key, the last of equal keys kept, no spare room.
+    fn from_entries(mut entries: Vec<Entry>) -> Self {
+        // Stable: of equal keys, the last one given is the last one here.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<Entry> = Vec::with_capacity(entries.len());
+        for e in entries {
+            match out.last_mut() {
+                Some(last) if last.0 == e.0 => *last = e,
+                _ => out.push(e),
+            }
+        }
+        out.shrink_to_fit();
+        InstanceMetadata(out)
     }
 }
 
@@ -101,18 +178,11 @@ impl Index<&str> for InstanceMetadata {
 impl FromIterator<(String, String)> for InstanceMetadata {
     /// The last value of a key repeated wins, as in a `BTreeMap`.
     fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
-        let mut entries: Vec<(String, String)> = iter.into_iter().collect();
-        // Stable: of equal keys, the last one given is the last one here.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(String, String)> = Vec::with_capacity(entries.len());
-        for e in entries {
-            match out.last_mut() {
-                Some(last) if last.0 == e.0 => *last = e,
-                _ => out.push(e),
-            }
-        }
-        out.shrink_to_fit();
-        InstanceMetadata(out)
+        Self::from_entries(
+            iter.into_iter()
+                .map(|(k, v)| (Arc::new(k), Arc::new(v)))
+                .collect(),
+        )
     }
 }
 
@@ -133,7 +203,10 @@ impl<const N: usize> From<[(String, String); N]> for InstanceMetadata {
 impl From<BTreeMap<String, String>> for InstanceMetadata {
     fn from(map: BTreeMap<String, String>) -> Self {
         // Already sorted and unique.
-        let mut v: Vec<(String, String)> = map.into_iter().collect();
+        let mut v: Vec<Entry> = map
+            .into_iter()
+            .map(|(k, v)| (Arc::new(k), Arc::new(v)))
+            .collect();
         v.shrink_to_fit();
         InstanceMetadata(v)
     }
@@ -141,7 +214,7 @@ impl From<BTreeMap<String, String>> for InstanceMetadata {
 
 impl From<InstanceMetadata> for BTreeMap<String, String> {
     fn from(m: InstanceMetadata) -> Self {
-        m.0.into_iter().collect()
+        m.into_iter().collect()
     }
 }
 
@@ -159,22 +232,23 @@ impl PartialEq<InstanceMetadata> for BTreeMap<String, String> {
 
 impl<'a> IntoIterator for &'a InstanceMetadata {
     type Item = (&'a String, &'a String);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (String, String)>,
-        fn(&'a (String, String)) -> (&'a String, &'a String),
-    >;
+    type IntoIter = Iter<'a>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter().map(|(k, v)| (k, v))
+        self.0
+            .iter()
+            .map(borrowed as fn(&'a Entry) -> (&'a String, &'a String))
     }
 }
 
 impl IntoIterator for InstanceMetadata {
     type Item = (String, String);
-    type IntoIter = std::vec::IntoIter<(String, String)>;
+    type IntoIter = IntoIter;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
+        self.0
+            .into_iter()
+            .map(owned as fn(Entry) -> (String, String))
     }
 }
 

@@ -5,6 +5,7 @@ mod error;
 mod info;
 mod instance;
 mod instance_metadata;
+mod interner;
 pub mod memory;
 
 pub use discovery::{
@@ -19,5 +20,8 @@ pub use instance::{
     Endpoint, ServiceInstance, ZOOKEEPER_INSTANCE_CLASS, metadata_json,
     metadata_service_url_params, parse_metadata, parse_url_params,
 };
-pub use instance_metadata::InstanceMetadata;
+pub use instance_metadata::{
+    InstanceMetadata, IntoIter as InstanceMetadataIntoIter, Iter as InstanceMetadataIter,
+};
+pub use interner::MetadataInterner;
 pub use memory::MemoryServiceDiscovery;

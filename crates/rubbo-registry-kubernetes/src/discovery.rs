@@ -17,8 +17,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 use parking_lot::Mutex;
 use rubbo_common::{BoxFuture, Url};
 use rubbo_metadata::{
-    InstanceList, InstancesWatch, MappingWatch, MetadataResult, ServiceDiscovery, ServiceInstance,
-    ServiceNameMapping, shared_instances,
+    InstanceList, InstancesWatch, MappingWatch, MetadataInterner, MetadataResult, ServiceDiscovery,
+    ServiceInstance, ServiceNameMapping, shared_instances,
 };
 use serde_json::json;
 use tokio::sync::watch;
@@ -28,8 +28,8 @@ use tracing::{debug, info, warn};
 use crate::config::{Settings, client_config};
 use crate::error::KubernetesError;
 use crate::parse::{
-    METADATA_ANNOTATION, ReadyAddress, SERVICE_NAME_LABEL, Skipped, endpoints_addresses, instances,
-    metadata_json, slice_addresses,
+    METADATA_ANNOTATION, ReadyAddress, SERVICE_NAME_LABEL, Skipped, endpoints_addresses,
+    instances_shared, metadata_json, slice_addresses,
 };
 
 /// Application-level discovery on Kubernetes (`kubernetes://`): an application is a
@@ -502,6 +502,8 @@ async fn follow(
         },
     ];
     let mut last_skipped: HashSet<Skipped> = HashSet::new();
+    // The metadata texts the application's instances share, across its lists.
+    let mut interner = MetadataInterner::default();
     loop {
         let changed = tokio::select! {
             () = tx.closed() => return,
@@ -569,7 +571,7 @@ async fn follow(
         }
         let mut skipped = Vec::new();
         let addrs = addresses.collect(&mut skipped);
-        let (list, sk) = instances(&app, &addrs, &pods.items);
+        let (list, sk) = instances_shared(&app, &addrs, &pods.items, &mut interner);
         skipped.extend(sk);
         let now: HashSet<Skipped> = skipped.into_iter().collect();
         for s in now.difference(&last_skipped) {

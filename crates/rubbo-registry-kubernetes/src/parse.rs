@@ -8,7 +8,7 @@ use std::fmt;
 
 use k8s_openapi::api::core::v1::{Endpoints, ObjectReference, Pod};
 use k8s_openapi::api::discovery::v1::{Endpoint, EndpointSlice};
-use rubbo_metadata::ServiceInstance;
+use rubbo_metadata::{InstanceMetadata, MetadataInterner, ServiceInstance};
 /// The annotation's JSON form; kept in `rubbo-metadata`, so that reading it needs no
 /// Kubernetes client (the fuzz targets build without one).
 pub use rubbo_metadata::{metadata_json, parse_metadata};
@@ -189,6 +189,17 @@ pub fn instances(
     addresses: &[ReadyAddress],
     pods: &HashMap<String, Pod>,
 ) -> (Vec<ServiceInstance>, Vec<Skipped>) {
+    instances_shared(app, addresses, pods, &mut MetadataInterner::default())
+}
+
+/// [`instances`], their metadata texts shared through `interner` (with one another and
+/// with the instances it gave before: the watch of an application keeps one).
+pub fn instances_shared(
+    app: &str,
+    addresses: &[ReadyAddress],
+    pods: &HashMap<String, Pod>,
+    interner: &mut MetadataInterner,
+) -> (Vec<ServiceInstance>, Vec<Skipped>) {
     let mut out: BTreeMap<String, ServiceInstance> = BTreeMap::new();
     let mut skipped = Vec::new();
     for a in addresses {
@@ -210,8 +221,8 @@ pub fn instances(
             skipped.push(Skipped::NoMetadata { pod: name.clone() });
             continue;
         };
-        let metadata: rubbo_metadata::InstanceMetadata = match parse_metadata(annotation) {
-            Ok(m) => m.into(),
+        let metadata = match parse_metadata(annotation) {
+            Ok(m) => InstanceMetadata::collect_shared(m, interner),
             Err(reason) => {
                 skipped.push(Skipped::BadMetadata {
                     pod: name.clone(),
@@ -315,6 +326,35 @@ mod tests {
             list[0].metadata.get("timestamp").map(String::as_str),
             Some("1")
         );
+    }
+
+    #[test]
+    fn instances_of_one_interner_share_their_metadata_texts_across_lists() {
+        let s = slice(
+            "greeter-abc",
+            &[20880],
+            vec![
+                endpoint("10.251.0.3", "greeter-1", Some(true), None),
+                endpoint("10.251.0.2", "greeter-0", None, None),
+            ],
+        );
+        let addrs = slice_addresses(&s).unwrap();
+        let pods: HashMap<_, _> =
+            [pod("greeter-0", Some(META)), pod("greeter-1", Some(META))].into();
+        let mut interner = MetadataInterner::default();
+        let (first, _) = instances_shared("greeter", &addrs, &pods, &mut interner);
+        let (again, _) = instances_shared("greeter", &addrs, &pods, &mut interner);
+        assert_eq!(first, again);
+        assert_eq!(first, instances("greeter", &addrs, &pods).0);
+        let revision = rubbo_common::keys::EXPORTED_SERVICES_REVISION_PROPERTY_NAME;
+        assert!(std::ptr::eq(
+            &first[0].metadata[revision],
+            &first[1].metadata[revision]
+        ));
+        assert!(std::ptr::eq(
+            &first[0].metadata[revision],
+            &again[1].metadata[revision]
+        ));
     }
 
     #[test]

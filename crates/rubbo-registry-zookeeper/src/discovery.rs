@@ -294,7 +294,8 @@ impl Inner {
             .await
     }
 
-    /// The instances under `/services/{app}`; a node that does not parse is skipped.
+    /// The instances under `/services/{app}`, sharing their metadata texts (an
+    /// interner for this list only); a node that does not parse is skipped.
     async fn read_instances(
         &self,
         client: &Client,
@@ -302,14 +303,17 @@ impl Inner {
         app: &str,
     ) -> Vec<ServiceInstance> {
         let mut out = Vec::with_capacity(children.len());
+        let mut interner = rubbo_metadata::MetadataInterner::default();
         for c in children {
             let path = format!("{}/{app}/{c}", self.services_root);
             self.instance_reads.fetch_add(1, Ordering::Relaxed);
             match client.get_data(&path).await {
-                Ok((data, _)) => match ServiceInstance::from_curator_json(&data) {
-                    Ok(i) => out.push(i),
-                    Err(e) => warn!(node = %path, error = %e, "skipping an instance node"),
-                },
+                Ok((data, _)) => {
+                    match ServiceInstance::from_curator_json_shared(&data, &mut interner) {
+                        Ok(i) => out.push(i),
+                        Err(e) => warn!(node = %path, error = %e, "skipping an instance node"),
+                    }
+                }
                 Err(ZkError::NoNode) => {}
                 Err(e) => debug!(node = %path, error = %e, "instance node not read"),
             }

@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rubbo_common::BoxFuture;
-use rubbo_metadata::{InstanceList, ServiceInstance};
+use rubbo_metadata::{InstanceList, MetadataInterner, ServiceInstance};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 use zookeeper_client::{
@@ -55,6 +55,8 @@ struct AppState {
     children: ChildTable<Child>,
     data_watches: FuturesUnordered<BoxFuture<'static, DataEvent>>,
     generation: u64,
+    /// The metadata texts the instances read share (keys, revisions, endpoints...).
+    interner: MetadataInterner,
 }
 
 /// How a wait for the next event ended.
@@ -75,6 +77,7 @@ impl AppState {
             children: ChildTable::default(),
             data_watches: FuturesUnordered::new(),
             generation: 0,
+            interner: MetadataInterner::default(),
         }
     }
 
@@ -120,7 +123,7 @@ impl AppState {
         inner.instance_reads.fetch_add(1, Ordering::Relaxed);
         match client.get_data(&path).await {
             Ok((data, _)) => {
-                let instance = parse(&path, &data);
+                let instance = parse(&path, &data, &mut self.interner);
                 self.children.insert(
                     name,
                     Child {
@@ -144,7 +147,7 @@ impl AppState {
         inner.instance_reads.fetch_add(1, Ordering::Relaxed);
         match client.get_and_watch_data(&path).await {
             Ok((data, _, watcher)) => {
-                let instance = parse(&path, &data);
+                let instance = parse(&path, &data, &mut self.interner);
                 self.generation += 1;
                 let generation = self.generation;
                 let key = name.clone();
@@ -226,9 +229,10 @@ impl AppState {
     }
 }
 
-/// The instance a node holds; `None` (logged) when it does not parse.
-fn parse(path: &str, data: &[u8]) -> Option<Arc<ServiceInstance>> {
-    match ServiceInstance::from_curator_json(data) {
+/// The instance a node holds, its metadata texts shared through `interner` with the
+/// application's other instances; `None` (logged) when it does not parse.
+fn parse(path: &str, data: &[u8], interner: &mut MetadataInterner) -> Option<Arc<ServiceInstance>> {
+    match ServiceInstance::from_curator_json_shared(data, interner) {
         Ok(i) => Some(Arc::new(i)),
         Err(e) => {
             warn!(node = %path, error = %e, "skipping an instance node");

@@ -339,6 +339,47 @@ async fn export_internal(
     Ok(url)
 }
 
+/// Sets the metadata a provider's instance carries besides `dubbo.endpoints`: the
+/// MetadataInfo's `revision`, the storage type (`remote` or `local`), the
+/// `dubbo.metadata-service.url-params` of the MetadataService exported at
+/// `metadata_service` (when one is), `meta-v` (that MetadataService's version) and the
+/// [`INSTANCE_PARAMS`] of the first service URL (`timestamp`...), as Java's instance
+/// customizers do. One place for what a provider writes (the scale bench's instances
+/// are made here too).
+fn fill_instance_metadata(
+    i: &mut ServiceInstance,
+    revision: &str,
+    remote: bool,
+    metadata_service: Option<&Url>,
+    metadata_service_version: &str,
+    first: &Url,
+) {
+    i.metadata.insert(
+        keys::EXPORTED_SERVICES_REVISION_PROPERTY_NAME.to_owned(),
+        revision.to_owned(),
+    );
+    let storage = if remote { "remote" } else { "local" };
+    i.metadata.insert(
+        keys::METADATA_STORAGE_TYPE_PROPERTY_NAME.to_owned(),
+        storage.to_owned(),
+    );
+    if let Some(ms) = metadata_service {
+        i.metadata.insert(
+            keys::METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME.to_owned(),
+            metadata_service_url_params(ms),
+        );
+    }
+    i.metadata.insert(
+        keys::METADATA_SERVICE_VERSION_NAME.to_owned(),
+        metadata_service_version.to_owned(),
+    );
+    for k in INSTANCE_PARAMS {
+        if let Some(v) = first.get_param(k) {
+            i.metadata.insert(k.to_owned(), v.to_owned());
+        }
+    }
+}
+
 /// Where an internal service (MetadataService) is exported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum InternalPort {
@@ -646,37 +687,21 @@ impl AppDiscovery {
         let host = first.host().unwrap_or(&rubbo.inner.host).to_owned();
         let mut i = ServiceInstance::new(rubbo.application(), host, first.port());
         i.set_endpoints(&st.endpoints);
-        let served = self.served.lock();
-        i.metadata.insert(
-            keys::EXPORTED_SERVICES_REVISION_PROPERTY_NAME.to_owned(),
-            served.info.revision().to_owned(),
-        );
-        let storage = if self.remote { "remote" } else { "local" };
-        i.metadata.insert(
-            keys::METADATA_STORAGE_TYPE_PROPERTY_NAME.to_owned(),
-            storage.to_owned(),
-        );
         // As Java's `MetadataServiceURLParamsMetadataCustomizer`: with V2 exported,
         // its URL and version 2.0.0 (Java consumers then call V2), else V1's.
         let (ms, version) = match &st.metadata_service_v2 {
             Some(v2) => (Some(v2), keys::METADATA_SERVICE_V2_VERSION),
             None => (st.metadata_service.as_ref(), keys::METADATA_SERVICE_VERSION),
         };
-        if let Some(ms) = ms {
-            i.metadata.insert(
-                keys::METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME.to_owned(),
-                metadata_service_url_params(ms),
-            );
-        }
-        i.metadata.insert(
-            keys::METADATA_SERVICE_VERSION_NAME.to_owned(),
-            version.to_owned(),
+        let served = self.served.lock();
+        fill_instance_metadata(
+            &mut i,
+            served.info.revision(),
+            self.remote,
+            ms,
+            version,
+            first,
         );
-        for k in INSTANCE_PARAMS {
-            if let Some(v) = first.get_param(k) {
-                i.metadata.insert(k.to_owned(), v.to_owned());
-            }
-        }
         i
     }
 

@@ -108,20 +108,41 @@ fn metadata(a: usize, size: Size) -> MetadataInfo {
     info
 }
 
-fn instance(a: usize, k: usize, revision: &str, storage: &str) -> ServiceInstance {
+/// The MetadataService V1 URL a Java 3.3.6 provider of application `a` exports beside
+/// its services (group the application, version 1.0.0), on its instance `k`.
+fn metadata_service_url(a: usize, k: usize) -> Url {
+    let iface = keys::METADATA_SERVICE_INTERFACE;
+    Url::parse(&format!(
+        "dubbo://{}:20880/{iface}?anyhost=true&application={app}&deprecated=false&dubbo=2.0.2&dynamic=true&generic=false&group={app}&interface={iface}&methods=exportInstanceMetadata,getAndListenInstanceMetadata,getExportedServiceURLs,getExportedURLs,getInstanceMetadataChangedListenerMap,getMetadataInfo,getMetadataInfos,getMetadataURL,getServiceDefinition,getSubscribedURLs,isMetadataService,serviceName,toSortedStrings,version&pid=1234&prefer.serialization=hessian2,fastjson2&release=3.3.6&side=provider&timestamp=1700000000000&version={}",
+        host(a, k),
+        keys::METADATA_SERVICE_VERSION,
+        app = app(a),
+    ))
+    .unwrap()
+}
+
+/// The instance node of application `a`'s instance `k` as a provider writes it: its
+/// metadata set by the provider's own [`super::fill_instance_metadata`] (revision,
+/// storage type, MetadataService V1's `dubbo.metadata-service.url-params`, `meta-v`,
+/// the service URL's `timestamp`), as Java 3.3.6 writes it too (`JAVA_NODE` in
+/// `rubbo-metadata`). Each instance has its own start time, as in a fleet whose
+/// providers did not start in the same millisecond.
+fn instance(a: usize, k: usize, revision: &str, storage: &str, size: Size) -> ServiceInstance {
+    let started = 1_700_000_000_000u64 + (a * size.instances + k) as u64 * 1_009;
+    let first = provider_url(a, 0, k).with_param(keys::TIMESTAMP_KEY, started.to_string());
     let mut i = ServiceInstance::new(app(a), host(a, k), 20880);
-    i.metadata.insert(
-        keys::EXPORTED_SERVICES_REVISION_PROPERTY_NAME.into(),
-        revision.into(),
-    );
-    i.metadata.insert(
-        keys::METADATA_STORAGE_TYPE_PROPERTY_NAME.into(),
-        storage.into(),
-    );
     i.set_endpoints(&[Endpoint {
         port: 20880,
         protocol: "dubbo".into(),
     }]);
+    super::fill_instance_metadata(
+        &mut i,
+        revision,
+        storage == "remote",
+        Some(&metadata_service_url(a, k)),
+        keys::METADATA_SERVICE_VERSION,
+        &first,
+    );
     i
 }
 
@@ -709,7 +730,7 @@ async fn write_application_level(
         }
         account(1, &proxy);
         let regs = (0..size.instances)
-            .map(|k| discovery.register(instance(a, k, info.revision(), storage)));
+            .map(|k| discovery.register(instance(a, k, info.revision(), storage, size)));
         for r in futures::future::join_all(regs).await {
             r.unwrap();
         }
@@ -760,4 +781,36 @@ async fn stored_application_level(raw: &zookeeper_client::Client, size: Size) ->
         }
     }
     app_stored
+}
+
+/// The bench's instance carries what a Java 3.3.6 provider's does (`JAVA_NODE` in
+/// `rubbo-metadata`): the same six entries, the same url-params.
+#[test]
+fn the_bench_instance_is_a_providers() {
+    let size = Size::from_env();
+    let i = instance(3, 7, "e87870eed9f9d4ce5d65e26098f85b35", "local", size);
+    assert_eq!(
+        i.metadata.keys().map(String::as_str).collect::<Vec<_>>(),
+        [
+            keys::ENDPOINTS,
+            keys::METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME,
+            keys::EXPORTED_SERVICES_REVISION_PROPERTY_NAME,
+            keys::METADATA_STORAGE_TYPE_PROPERTY_NAME,
+            keys::METADATA_SERVICE_VERSION_NAME,
+            keys::TIMESTAMP_KEY,
+        ]
+    );
+    assert_eq!(
+        i.metadata[keys::METADATA_SERVICE_URL_PARAMS_PROPERTY_NAME],
+        r#"{"prefer.serialization":"hessian2,fastjson2","version":"1.0.0","dubbo":"2.0.2","release":"3.3.6","side":"provider","port":"20880","protocol":"dubbo"}"#
+    );
+    assert_eq!(i.metadata[keys::METADATA_SERVICE_VERSION_NAME], "1.0.0");
+    // Each instance its own start time, of a timestamp's length.
+    let other = instance(3, 8, "e87870eed9f9d4ce5d65e26098f85b35", "local", size);
+    let (t, u) = (
+        &i.metadata[keys::TIMESTAMP_KEY],
+        &other.metadata[keys::TIMESTAMP_KEY],
+    );
+    assert_ne!(t, u);
+    assert_eq!(t.len(), 13);
 }
