@@ -14,7 +14,7 @@ fi
 
 # Not published: publish = false in their Cargo.toml (the fuzz crate is its own
 # workspace and not a member).
-unpublished=(interop rubbo-bench rubbo-fuzz config-yaml protobuf-example bench-chart)
+unpublished=(interop rubbo-ui-tests rubbo-bench rubbo-fuzz config-yaml protobuf-example bench-chart)
 
 exclude=()
 for p in "${unpublished[@]}"; do
